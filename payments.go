@@ -1,0 +1,277 @@
+// Package payments is the Platform Payments API as a library: users, payees, linked bank
+// accounts, cards, cross-border payee banks, addresses, payee rules and exchange rates,
+// kept in one SQLite file.
+//
+// Every operation is a method of *Service taking a context, runs in one transaction and
+// returns an *Error whose Code says what went wrong. The HTTP server in httpserver is a
+// thin layer over these methods.
+package payments
+
+//go:generate env CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Environment is the deployment a platform's credentials belong to.
+type Environment string
+
+// Environments.
+const (
+	Sandbox    Environment = "sandbox"
+	Production Environment = "production"
+)
+
+// ParseEnvironment returns the environment named s.
+func ParseEnvironment(s string) (Environment, error) {
+	switch e := Environment(s); e {
+	case Sandbox, Production:
+		return e, nil
+	}
+	return "", Errorf(CodeInvalid, "unknown environment %q: want sandbox or production", s)
+}
+
+// Options configures a Service. The zero value is a sandbox service on the real clock.
+type Options struct {
+	// Environment is the one environment this service answers for; credentials of the
+	// other are refused. Default Sandbox.
+	Environment Environment
+	// Now returns the current time; default time.Now. Tests inject a fixed clock.
+	Now func() time.Time
+	// NewID returns a new id; default a random (version 4) UUID.
+	NewID func() uuid.UUID
+}
+
+// Service is an open payments store. It is safe for concurrent use.
+type Service struct {
+	env   Environment
+	now   func() time.Time
+	newID func() uuid.UUID
+
+	// writer is capped at one connection with immediate transactions, so writers queue
+	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
+	writer *sql.DB
+	reader *sql.DB
+
+	schemas *validator
+
+	// platforms caches authenticated platforms by id; platforms are never changed or
+	// deleted once created, so an entry never goes stale.
+	platforms sync.Map // uuid.UUID -> platformRecord
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Open opens (creating and migrating if needed) the payments store in the SQLite file at
+// path.
+func Open(ctx context.Context, path string, opts Options) (*Service, error) {
+	if path == "" {
+		return nil, Errorf(CodeInvalid, "no database path")
+	}
+	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID}
+	if s.env == "" {
+		s.env = Sandbox
+	}
+	if _, err := ParseEnvironment(string(s.env)); err != nil {
+		return nil, err
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = uuid.New
+	}
+	var err error
+	if s.schemas, err = newValidator(); err != nil {
+		return nil, fmt.Errorf("payments: compile schemas: %w", err)
+	}
+
+	if s.writer, err = sql.Open("sqlite", dsn(path, "_txlock=immediate")); err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
+	}
+	s.writer.SetMaxOpenConns(1)
+	s.writer.SetMaxIdleConns(1)
+	s.writer.SetConnMaxLifetime(0)
+	s.writer.SetConnMaxIdleTime(0)
+	if err := s.migrate(ctx); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("payments: migrate %s: %w", path, err)
+	}
+	if s.reader, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)")); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
+	}
+	s.reader.SetMaxIdleConns(4)
+	return s, nil
+}
+
+// dsn builds the modernc.org/sqlite DSN: pragmas are applied by the driver on every new
+// connection of the pool, busy_timeout first so that the others wait for a lock too.
+func dsn(path, extra string) string {
+	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
+	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&" + extra
+}
+
+// Close closes the store.
+func (s *Service) Close() error {
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+// migrate applies, in one transaction, the embedded migrations newer than the database's
+// user_version.
+func (s *Service) migrate(ctx context.Context) error {
+	names, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		return err
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	applied := 0
+	for i, f := range names {
+		if i < version {
+			continue
+		}
+		if !strings.HasPrefix(f.Name(), fmt.Sprintf("%04d_", i+1)) {
+			return fmt.Errorf("migration %s is out of sequence (want number %04d)", f.Name(), i+1)
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + f.Name())
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		applied++
+	}
+	if version > len(names) {
+		return fmt.Errorf("database schema version %d is newer than this program (%d)", version, len(names))
+	}
+	if applied == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// write runs fn in one immediate transaction on the writer connection and commits when fn
+// returns nil.
+func (s *Service) write(ctx context.Context, fn func(q *queries.Queries) error) error {
+	return inTx(ctx, s.writer, fn)
+}
+
+// read runs fn in one read transaction on the reader pool, so that an operation reading
+// several rows sees one snapshot.
+func (s *Service) read(ctx context.Context, fn func(q *queries.Queries) error) error {
+	return inTx(ctx, s.reader, fn)
+}
+
+func inTx(ctx context.Context, db *sql.DB, fn func(q *queries.Queries) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(queries.New(tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	return nil
+}
+
+// Now returns the service's current time, truncated to the stored precision.
+func (s *Service) Now() time.Time {
+	return s.now().UTC().Truncate(time.Microsecond)
+}
+
+// Environment returns the environment the service answers for.
+func (s *Service) Environment() Environment { return s.env }
+
+// timeLayout is how timestamps are stored: fixed width, so that they sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime reads a timestamp written by formatTime.
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeLayout, s)
+	return t
+}
+
+func parseNullTime(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}
+
+// notFound maps sql.ErrNoRows to a CodeNotFound error with msg; other errors pass through.
+func notFound(err error, msg string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return &Error{Code: CodeNotFound, Message: msg}
+	}
+	return err
+}
+
+// conflicts names, by the UNIQUE constraint the store reports, what a client did twice.
+var conflicts = map[string]string{
+	"users.platform_id, users.email_key":                                                "A user with this email already exists.",
+	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number": "This bank account is already linked to the user.",
+}
+
+// storeError maps a UNIQUE constraint failure the client caused to CodeConflict; any
+// other error passes through (and becomes internal).
+func storeError(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
+		for constraint, msg := range conflicts {
+			if strings.Contains(se.Error(), "UNIQUE constraint failed: "+constraint) {
+				return &Error{Code: CodeConflict, Message: msg}
+			}
+		}
+	}
+	return err
+}
+
+func nullString(p *string) sql.NullString {
+	if p == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *p, Valid: true}
+}
+
+func stringPtr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	return &s.String
+}

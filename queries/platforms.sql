@@ -1,0 +1,17 @@
+-- name: CreatePlatform :exec
+INSERT INTO platforms (id, name, environment, secret, created_at)
+VALUES (?, ?, ?, ?, ?);
+
+-- name: GetPlatform :one
+SELECT id, name, environment, secret, user_count, created_at
+FROM platforms
+WHERE id = ?;
+
+-- name: CountPlatforms :one
+SELECT count(*) FROM platforms;
+
+-- name: NextUserSeq :one
+UPDATE platforms
+SET user_count = user_count + 1
+WHERE id = ?
+RETURNING user_count;

@@ -1,0 +1,39 @@
+-- name: CreateUser :one
+INSERT INTO users (id, platform_id, seq, name, email, email_key, phone_country_code, phone, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING pw_id;
+
+-- name: CreateWallet :exec
+INSERT INTO wallets (id, user_id, currency, balance, created_at)
+VALUES (?, ?, ?, '0', ?);
+
+-- name: CreateUserSettings :exec
+INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?);
+
+-- name: GetPlatformUser :one
+SELECT * FROM users
+WHERE id = ? AND platform_id = ?;
+
+-- name: GetUser :one
+SELECT * FROM users
+WHERE id = ?;
+
+-- name: ListUsersPage :many
+SELECT * FROM users
+WHERE platform_id = sqlc.arg(platform_id) AND seq > sqlc.arg(after_seq)
+ORDER BY seq
+LIMIT sqlc.arg(page_size);
+
+-- name: VerifyUser :execrows
+UPDATE users
+SET verified_at = coalesce(verified_at, sqlc.arg(verified_at))
+WHERE id = sqlc.arg(id);
+
+-- name: GetUserWallet :one
+SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?;
+
+-- name: GetUserSettings :one
+SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at
+FROM user_settings
+WHERE user_id = ?;

@@ -1,0 +1,228 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Defaults of List Users and of a new user's wallet and settings. Field limits live in
+// schema/users_*.json.
+const (
+	DefaultRowsPerPage = 10
+	defaultCurrency    = "USD"
+	defaultTimezone    = "UTC"
+	defaultLanguage    = "en"
+)
+
+// User is a platform's user, as the API returns it.
+type User struct {
+	PwID             int64     `json:"pw_id"`
+	UserID           uuid.UUID `json:"user_id"`
+	Name             string    `json:"name"`
+	Email            *string   `json:"email"`
+	PhoneCountryCode *string   `json:"phone_country_code"`
+	Phone            *string   `json:"phone"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+// NewUser is the body of Create User.
+type NewUser struct {
+	Name             string  `json:"name"`
+	Email            *string `json:"email,omitempty"`
+	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
+	Phone            *string `json:"phone,omitempty"`
+}
+
+// ListUsersParams is the body of List Users; zero values mean the defaults (10 rows, page 1).
+type ListUsersParams struct {
+	RowsPerPage int `json:"rows_per_page,omitempty"`
+	PageNo      int `json:"page_no,omitempty"`
+}
+
+// UserPage is one page of a platform's users, oldest first.
+type UserPage struct {
+	Records      []User
+	TotalRecords int64
+}
+
+func userFromRow(r queries.User) User {
+	return User{
+		PwID:             r.PwID,
+		UserID:           uuid.MustParse(r.ID),
+		Name:             r.Name,
+		Email:            stringPtr(r.Email),
+		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
+		Phone:            stringPtr(r.Phone),
+		CreatedAt:        parseTime(r.CreatedAt),
+	}
+}
+
+// checkContact applies the contact rule of users and payees: a phone number goes with its
+// country code, and (for users) there is at least one way to reach the person.
+func checkContact(body map[string]any, required bool) error {
+	_, hasEmail := body["email"]
+	_, hasPhone := body["phone"]
+	_, hasCode := body["phone_country_code"]
+	switch {
+	case hasPhone != hasCode:
+		return invalid(ruleError(body, "phone and phone_country_code must be given together", "body"))
+	case required && !hasEmail && !hasPhone:
+		return invalid(ruleError(body, "at least one contact method is required: an email, or a phone with its phone_country_code", "body"))
+	}
+	return nil
+}
+
+// CreateUser creates a user of the platform together with its wallet and default settings,
+// in one transaction.
+//
+// Returns CodeInvalid when the body fails validation and CodeConflict when the platform
+// already has a user with this email (compared case-insensitively).
+func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
+	body, err := s.check("users_create", nil, in)
+	if err != nil {
+		return User{}, err
+	}
+	if err := checkContact(body, true); err != nil {
+		return User{}, err
+	}
+	u := User{
+		UserID:           s.newID(),
+		Name:             in.Name,
+		Email:            in.Email,
+		PhoneCountryCode: in.PhoneCountryCode,
+		Phone:            in.Phone,
+		CreatedAt:        s.Now(),
+	}
+	var emailKey sql.NullString
+	if in.Email != nil {
+		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
+	}
+	created := formatTime(u.CreatedAt)
+	err = s.write(ctx, func(q *queries.Queries) error {
+		seq, err := q.NextUserSeq(ctx, platformID.String())
+		if err != nil {
+			return notFound(err, "Platform not found.")
+		}
+		if u.PwID, err = q.CreateUser(ctx, queries.CreateUserParams{
+			ID:               u.UserID.String(),
+			PlatformID:       platformID.String(),
+			Seq:              seq,
+			Name:             u.Name,
+			Email:            nullString(u.Email),
+			EmailKey:         emailKey,
+			PhoneCountryCode: nullString(u.PhoneCountryCode),
+			Phone:            nullString(u.Phone),
+			CreatedAt:        created,
+		}); err != nil {
+			return storeError(err)
+		}
+		if err := q.CreateWallet(ctx, queries.CreateWalletParams{
+			ID:        s.newID().String(),
+			UserID:    u.UserID.String(),
+			Currency:  defaultCurrency,
+			CreatedAt: created,
+		}); err != nil {
+			return err
+		}
+		return q.CreateUserSettings(ctx, queries.CreateUserSettingsParams{
+			UserID:               u.UserID.String(),
+			Currency:             defaultCurrency,
+			Timezone:             defaultTimezone,
+			Language:             defaultLanguage,
+			NotificationsEnabled: 1,
+			TwoFactorEnabled:     0,
+			CreatedAt:            created,
+		})
+	})
+	if err != nil {
+		return User{}, err
+	}
+	return u, nil
+}
+
+// ListUsers returns one page of the platform's users in creation order, and the
+// platform's total. A page past the end is empty. Each page is an index range lookup,
+// so a deep page costs what the first does.
+//
+// Returns CodeInvalid when the parameters fail validation.
+func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams) (UserPage, error) {
+	if _, err := s.check("users_list", nil, in); err != nil {
+		return UserPage{}, err
+	}
+	rows, page := int64(in.RowsPerPage), int64(in.PageNo)
+	if rows == 0 {
+		rows = DefaultRowsPerPage
+	}
+	if page == 0 {
+		page = 1
+	}
+	out := UserPage{Records: []User{}}
+	err := s.read(ctx, func(q *queries.Queries) error {
+		p, err := q.GetPlatform(ctx, platformID.String())
+		if err != nil {
+			return notFound(err, "Platform not found.")
+		}
+		out.TotalRecords = p.UserCount
+		list, err := q.ListUsersPage(ctx, queries.ListUsersPageParams{
+			PlatformID: platformID.String(),
+			AfterSeq:   (page - 1) * rows,
+			PageSize:   rows,
+		})
+		for _, r := range list {
+			out.Records = append(out.Records, userFromRow(r))
+		}
+		return err
+	})
+	if err != nil {
+		return UserPage{}, err
+	}
+	return out, nil
+}
+
+// GetUser returns a user of the platform.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
+// user.
+func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID string) (User, error) {
+	if _, err := s.check("users_get", map[string]string{"user_id": userID}, nil); err != nil {
+		return User{}, err
+	}
+	var u User
+	err := s.read(ctx, func(q *queries.Queries) error {
+		r, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{
+			ID:         uuid.MustParse(userID).String(),
+			PlatformID: platformID.String(),
+		})
+		if err != nil {
+			return notFound(err, "User not found.")
+		}
+		u = userFromRow(r)
+		return nil
+	})
+	return u, err
+}
+
+// VerifyUser marks a user identity-verified (identity verification itself happens outside
+// this service). Verifying a verified user changes nothing. It is an administrative
+// operation: it is not scoped to a platform.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound for an unknown user.
+func (s *Service) VerifyUser(ctx context.Context, userID string) error {
+	uid, err := parseID(userID, "user")
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(q *queries.Queries) error {
+		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: sql.NullString{String: formatTime(s.Now()), Valid: true}})
+		if err == nil && n == 0 {
+			return Errorf(CodeNotFound, "User not found.")
+		}
+		return err
+	})
+}

@@ -1,0 +1,587 @@
+package payments
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// Request validation. Each request (path parameters, query parameters and JSON body) has
+// one JSON Schema file in schema/, validating the document
+//
+//	{"path": {...}, "query": {...}, "body": ...}
+//
+// so that an error's instance location is already the API's loc ("body", "email"), and
+// path errors sort before query errors before body errors. The files own every length,
+// pattern and enumeration; this file only turns the validator's error tree into pydantic
+// v2 error entries.
+
+//go:embed schema/*.json
+var schemaFiles embed.FS
+
+const schemaBaseURL = "file:///schema/"
+
+// maxJSONDepth bounds the nesting of a request body.
+const maxJSONDepth = 32
+
+// Request is a request as a client sent it, before validation.
+type Request struct {
+	Path  map[string]string
+	Query map[string]string
+	// Body is the raw JSON body; empty means no body.
+	Body []byte
+}
+
+type validator struct {
+	schemas map[string]*jsonschema.Schema // request schemas by name (file name without .json)
+	docs    map[string]any                // every schema document by URL, to read keyword values
+	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
+}
+
+func newValidator() (*validator, error) {
+	v := &validator{
+		schemas: map[string]*jsonschema.Schema{},
+		docs:    map[string]any{},
+		order:   map[string]map[string]int{},
+	}
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("schema %s is not embedded", s)
+	}
+	for name, f := range formats {
+		c.Formats[name] = f.valid
+	}
+	entries, err := schemaFiles.ReadDir("schema")
+	if err != nil {
+		return nil, err
+	}
+	raws := map[string][]byte{}
+	for _, e := range entries {
+		raw, err := schemaFiles.ReadFile("schema/" + e.Name())
+		if err != nil {
+			return nil, err
+		}
+		url := schemaBaseURL + e.Name()
+		doc, err := decodeJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		v.docs[url] = doc
+		raws[e.Name()] = raw
+		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+	}
+	for file, raw := range raws {
+		if file == "defs.json" {
+			continue // shared definitions, not a request
+		}
+		name := strings.TrimSuffix(file, ".json")
+		sch, err := c.Compile(schemaBaseURL + file)
+		if err != nil {
+			return nil, err
+		}
+		v.schemas[name] = sch
+		if v.order[name], err = declarationOrder(raw); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return v, nil
+}
+
+// declarationOrder maps "section/field" to the field's position in the schema file, the
+// order in which pydantic reports a model's fields.
+func declarationOrder(raw []byte) (map[string]int, error) {
+	var top struct {
+		Properties map[string]struct {
+			Properties json.RawMessage `json:"properties"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, err
+	}
+	order := map[string]int{}
+	for section, s := range top.Properties {
+		for i, field := range objectKeys(s.Properties) {
+			order[section+"/"+field] = i
+		}
+	}
+	return order, nil
+}
+
+// objectKeys returns the keys of the JSON object raw in the order they are written.
+func objectKeys(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		keys = append(keys, t.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
+}
+
+// Decode validates req against the named request schema and, when it passes, decodes the
+// body into dst (which may be nil). It returns a CodeInvalid *Error carrying the API's 422
+// entries.
+func (s *Service) Decode(name string, req Request, dst any) error {
+	doc := map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}
+	var bodyKeys []string
+	if len(req.Body) > 0 {
+		body, fe := parseBody(req.Body)
+		if fe != nil {
+			return invalid(*fe)
+		}
+		doc["body"] = body
+		if _, ok := body.(map[string]any); ok {
+			bodyKeys = objectKeys(req.Body)
+		}
+	}
+	if err := s.schemas.validate(name, doc, bodyKeys); err != nil {
+		return err
+	}
+	if dst != nil && len(req.Body) > 0 {
+		if err := json.Unmarshal(req.Body, dst); err != nil {
+			return fmt.Errorf("payments: decode %s body after validation: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// check validates what a Go caller passed to an operation: path parameters and a body
+// value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
+// It returns the body as the validator saw it, for the rules that run in Go.
+func (s *Service) check(name string, pathParams map[string]string, body any) (map[string]any, error) {
+	doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}}
+	var bodyMap map[string]any
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, fmt.Errorf("payments: encode %s body: %w", name, err)
+		}
+		decoded, err := decodeJSON(raw)
+		if err != nil {
+			return nil, fmt.Errorf("payments: decode %s body: %w", name, err)
+		}
+		doc["body"] = decoded
+		bodyMap, _ = decoded.(map[string]any)
+	}
+	return bodyMap, s.schemas.validate(name, doc, nil)
+}
+
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func invalid(fields ...FieldError) *Error {
+	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
+}
+
+// ruleError is the entry of a rule that runs in Go (pydantic's model validators): a
+// value_error at loc with the enclosing body as input.
+func ruleError(input any, msg string, loc ...any) FieldError {
+	return FieldError{
+		Type:  "value_error",
+		Loc:   loc,
+		Msg:   "Value error, " + msg,
+		Input: input,
+		Ctx:   map[string]any{"error": map[string]any{}},
+	}
+}
+
+func decodeJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// parseBody decodes a request body, reporting malformed JSON, invalid UTF-8 and excessive
+// nesting as pydantic's json_invalid at the character offset of the fault.
+func parseBody(raw []byte) (any, *FieldError) {
+	jsonInvalid := func(byteOffset int, reason string) *FieldError {
+		if byteOffset > len(raw) {
+			byteOffset = len(raw)
+		}
+		return &FieldError{
+			Type:  "json_invalid",
+			Loc:   []any{"body", utf8.RuneCount(raw[:byteOffset])},
+			Msg:   "JSON decode error",
+			Input: map[string]any{},
+			Ctx:   map[string]any{"error": reason},
+		}
+	}
+	if !utf8.Valid(raw) {
+		i := 0
+		for i < len(raw) {
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		return nil, jsonInvalid(i, "Invalid UTF-8")
+	}
+	var probe json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			at := int(se.Offset)
+			if !strings.HasPrefix(se.Error(), "unexpected end") && at > 0 {
+				at-- // the offending byte, not the count of bytes read
+			}
+			return nil, jsonInvalid(at, jsonReason(se.Error()))
+		}
+		return nil, jsonInvalid(0, jsonReason(err.Error()))
+	}
+	if at := tooDeep(raw); at >= 0 {
+		return nil, jsonInvalid(at, fmt.Sprintf("Nesting deeper than %d levels", maxJSONDepth))
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, jsonInvalid(0, jsonReason(err.Error()))
+	}
+	return v, nil
+}
+
+func jsonReason(msg string) string {
+	msg = strings.TrimPrefix(msg, "json: ")
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// tooDeep returns the byte offset of the first bracket nested deeper than maxJSONDepth in
+// the (syntactically valid) JSON raw, or -1.
+func tooDeep(raw []byte) int {
+	depth, inString, escaped := 0, false, false
+	for i, b := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > maxJSONDepth {
+				return i
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// validate checks doc against the named request schema.
+func (v *validator) validate(name string, doc map[string]any, bodyKeys []string) error {
+	sch, ok := v.schemas[name]
+	if !ok {
+		return fmt.Errorf("payments: no request schema %q", name)
+	}
+	err := sch.Validate(doc)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("payments: validate %s: %w", name, err)
+	}
+	return invalid(v.fieldErrors(name, doc, ve, bodyKeys)...)
+}
+
+// keywordRank orders the failures of one value: pydantic reports the first that fails of
+// type, length, pattern, then the rest, and only one per field.
+var keywordRank = map[string]int{
+	"required": 0, "additionalProperties": 0, "type": 1, "strict-integer": 2,
+	"minLength": 3, "maxLength": 4, "pattern": 5, "format": 6,
+	"enum": 7, "const": 7, "minimum": 8, "maximum": 9,
+}
+
+var sectionRank = map[string]int{"path": 0, "query": 1, "body": 2}
+
+type candidate struct {
+	rank int
+	fe   FieldError
+}
+
+func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, bodyKeys []string) []FieldError {
+	best := map[string]candidate{}
+	add := func(rank int, fe FieldError) {
+		key := fmt.Sprint(fe.Loc...)
+		if c, ok := best[key]; !ok || rank < c.rank {
+			best[key] = candidate{rank, fe}
+		}
+	}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) > 0 {
+			for _, c := range e.Causes {
+				walk(c)
+			}
+			return
+		}
+		docURL, ptr, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
+		keyword := path.Base(ptr)
+		node, _ := lookup(v.docs[docURL], splitPointer(path.Dir(ptr))).(map[string]any)
+		loc := splitPointer(e.InstanceLocation)
+		value := lookup(doc, loc)
+		switch keyword {
+		case "required":
+			obj, _ := value.(map[string]any)
+			for _, r := range asSlice(node["required"]) {
+				field := r.(string)
+				if _, present := obj[field]; !present {
+					add(0, FieldError{Type: "missing", Loc: append(anyLoc(loc), field), Msg: "Field required", Input: missingInput(loc, value)})
+				}
+			}
+		case "additionalProperties":
+			obj, _ := value.(map[string]any)
+			props, _ := node["properties"].(map[string]any)
+			for field, fv := range obj {
+				if _, declared := props[field]; !declared {
+					add(0, FieldError{Type: "extra_forbidden", Loc: append(anyLoc(loc), field), Msg: "Extra inputs are not permitted", Input: fv})
+				}
+			}
+		default:
+			rank, fe := describe(keyword, node, value)
+			fe.Loc = anyLoc(loc)
+			add(rank, fe)
+		}
+	}
+	walk(root)
+
+	out := make([]FieldError, 0, len(best))
+	for _, c := range best {
+		out = append(out, c.fe)
+	}
+	position := func(loc []any) (int, int) {
+		section, _ := loc[0].(string)
+		if len(loc) < 2 {
+			return sectionRank[section], -1
+		}
+		field, _ := loc[1].(string)
+		if i, ok := v.order[name][section+"/"+field]; ok {
+			return sectionRank[section], i
+		}
+		for i, k := range bodyKeys { // undeclared fields: in the order the client wrote them
+			if k == field {
+				return sectionRank[section], 1000 + i
+			}
+		}
+		return sectionRank[section], 1 << 20
+	}
+	sort.Slice(out, func(i, j int) bool {
+		si, fi := position(out[i].Loc)
+		sj, fj := position(out[j].Loc)
+		if si != sj {
+			return si < sj
+		}
+		if fi != fj {
+			return fi < fj
+		}
+		return fmt.Sprint(out[i].Loc...) < fmt.Sprint(out[j].Loc...)
+	})
+	return out
+}
+
+// describe turns one failed keyword of schema node on value into its pydantic entry.
+func describe(keyword string, node map[string]any, value any) (int, FieldError) {
+	rank := keywordRank[keyword]
+	fe := FieldError{Input: value}
+	switch keyword {
+	case "type":
+		fe.Type, fe.Msg = typeError(asSlice(node["type"]))
+	case "minLength":
+		n := asInt(node["minLength"])
+		fe.Type, fe.Msg = "string_too_short", fmt.Sprintf("String should have at least %d character%s", n, plural(n))
+		fe.Ctx = map[string]any{"min_length": n}
+	case "maxLength":
+		n := asInt(node["maxLength"])
+		fe.Type, fe.Msg = "string_too_long", fmt.Sprintf("String should have at most %d character%s", n, plural(n))
+		fe.Ctx = map[string]any{"max_length": n}
+	case "pattern":
+		p, _ := node["pattern"].(string)
+		fe.Type, fe.Msg = "string_pattern_mismatch", fmt.Sprintf("String should match pattern '%s'", p)
+		fe.Ctx = map[string]any{"pattern": p}
+	case "minimum":
+		n := asNumber(node["minimum"])
+		fe.Type, fe.Msg = "greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %v", n)
+		fe.Ctx = map[string]any{"ge": n}
+	case "maximum":
+		n := asNumber(node["maximum"])
+		fe.Type, fe.Msg = "less_than_equal", fmt.Sprintf("Input should be less than or equal to %v", n)
+		fe.Ctx = map[string]any{"le": n}
+	case "enum", "const":
+		allowed := asSlice(node["enum"])
+		if keyword == "const" {
+			allowed = []any{node["const"]}
+		}
+		expected := literalList(allowed)
+		fe.Type, fe.Msg = "literal_error", "Input should be "+expected
+		fe.Ctx = map[string]any{"expected": expected}
+	case "format":
+		name, _ := node["format"].(string)
+		f := formats[name]
+		if name == "strict-integer" {
+			rank = keywordRank[name]
+		}
+		if f.describe != nil {
+			f.describe(&fe, value)
+		} else {
+			fe.Type, fe.Msg = "value_error", "Value error, invalid "+name
+			fe.Ctx = map[string]any{"error": map[string]any{}}
+		}
+	default:
+		fe.Type, fe.Msg = "value_error", "Value error, invalid value"
+		fe.Ctx = map[string]any{"error": map[string]any{}}
+	}
+	return rank, fe
+}
+
+func typeError(types []any) (typ, msg string) {
+	want, _ := types[0].(string)
+	switch want {
+	case "string":
+		return "string_type", "Input should be a valid string"
+	case "integer":
+		return "int_type", "Input should be a valid integer"
+	case "boolean":
+		return "bool_type", "Input should be a valid boolean"
+	case "number":
+		return "float_type", "Input should be a valid number"
+	case "array":
+		return "list_type", "Input should be a valid list"
+	}
+	return "model_attributes_type", "Input should be a valid dictionary or object to extract fields from"
+}
+
+// literalList writes allowed values as pydantic does: 'a', 'b' or 'c' (numbers unquoted).
+func literalList(values []any) string {
+	parts := make([]string, len(values))
+	for i, v := range values {
+		if s, ok := v.(string); ok {
+			parts[i] = "'" + s + "'"
+		} else {
+			parts[i] = fmt.Sprint(v)
+		}
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// missingInput is the input pydantic reports for a missing field: the enclosing object for
+// a body field; nothing for a path or query parameter or the body itself.
+func missingInput(loc []string, enclosing any) any {
+	if len(loc) == 0 || (len(loc) == 1 && loc[0] != "body") {
+		return nil
+	}
+	return enclosing
+}
+
+func plural(n int64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func splitPointer(p string) []string {
+	p = strings.TrimPrefix(p, "/")
+	if p == "" || p == "." {
+		return nil
+	}
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	}
+	return parts
+}
+
+func lookup(v any, ptr []string) any {
+	for _, p := range ptr {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+func anyLoc(loc []string) []any {
+	out := make([]any, len(loc), len(loc)+1)
+	for i, s := range loc {
+		out[i] = s
+	}
+	return out
+}
+
+func asSlice(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		return x
+	case nil:
+		return nil
+	}
+	return []any{v}
+}
+
+func asInt(v any) int64 {
+	n, _ := v.(json.Number).Int64()
+	return n
+}
+
+// asNumber returns a schema's numeric keyword as an integer when it is one.
+func asNumber(v any) any {
+	num, _ := v.(json.Number)
+	if i, err := num.Int64(); err == nil {
+		return i
+	}
+	f, _ := num.Float64()
+	return f
+}
