@@ -1,0 +1,66 @@
+package httpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/platform-payments/payments"
+)
+
+// statusByCode is the one mapping from the library's error codes to HTTP statuses.
+var statusByCode = map[payments.Code]int{
+	payments.CodeInvalid:      http.StatusUnprocessableEntity,
+	payments.CodeUnauthorized: http.StatusUnauthorized,
+	payments.CodeForbidden:    http.StatusForbidden,
+	payments.CodeNotFound:     http.StatusNotFound,
+	payments.CodeConflict:     http.StatusConflict,
+	payments.CodeInternal:     http.StatusInternalServerError,
+}
+
+// httpError is an outcome decided by the HTTP layer itself (413, 415, 501).
+type httpError struct {
+	status  int
+	message string
+}
+
+func (e *httpError) Error() string { return fmt.Sprintf("%d %s", e.status, e.message) }
+
+func statusError(status int, message string) error { return &httpError{status, message} }
+
+// writeError answers err: a 422 with the pydantic detail list for validation failures,
+// the error envelope otherwise. Internal faults are logged with the request id and
+// answered with a generic message.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	if errors.As(err, &he) {
+		writeJSON(w, he.status, errorEnvelope(he.message, s.svc.Now()))
+		return
+	}
+	code := payments.ErrorCode(err)
+	var pe *payments.Error
+	if code == payments.CodeInvalid && errors.As(err, &pe) && len(pe.Fields) > 0 {
+		writeJSON(w, http.StatusUnprocessableEntity, payments.ValidationBody{Detail: pe.Fields})
+		return
+	}
+	if code == payments.CodeInternal {
+		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
+			"method", r.Method, "path", r.URL.Path, "error", err)
+	}
+	writeJSON(w, statusByCode[code], errorEnvelope(payments.ErrorMessage(err), s.svc.Now()))
+}
+
+func errorEnvelope(message string, now time.Time) payments.Envelope {
+	return payments.Envelope{Success: false, Message: message, QueryGeneratedTime: now.Unix()}
+}
+
+// writeJSON writes v compactly, without HTML escaping, as the response.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // the client has gone if this fails; nothing left to tell it
+}

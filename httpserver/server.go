@@ -1,0 +1,266 @@
+// Package httpserver serves the payments library over HTTP: the fourteen routes of the
+// Platform Payments API, each answering in the contract's JSON envelopes.
+package httpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+)
+
+// MaxBodyBytes is the largest request body accepted (413 beyond).
+const MaxBodyBytes = 64 << 10
+
+// New returns the API's handler over svc, logging each request to logger (nil: discard).
+func New(svc *payments.Service, logger *slog.Logger) http.Handler {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{svc: svc, log: logger}
+	mux := http.NewServeMux()
+	addRoutes(mux, s)
+	return s.accessLog(jsonMux{mux: mux, now: svc.Now})
+}
+
+type server struct {
+	svc *payments.Service
+	log *slog.Logger
+}
+
+type authKind int
+
+const (
+	platformAPI authKind = iota // X-Platform-ID and X-Signature
+	userAPI                     // X-Api-Key and X-Api-Secret
+)
+
+type bodyKind bool
+
+const (
+	withBody bodyKind = true  // carries a JSON body: media type checked, body validated
+	noBody   bodyKind = false // any body is only part of the signature
+)
+
+// call is an authenticated request on its way to an operation.
+type call struct {
+	platform uuid.UUID       // platform routes: the calling platform
+	caller   payments.Caller // user-API route: the key's user
+	req      payments.Request
+}
+
+// handlerFunc runs an operation and returns the whole response body.
+type handlerFunc func(ctx context.Context, c *call) (any, error)
+
+var pathParam = regexp.MustCompile(`\{(\w+)\}`)
+
+// route mounts one endpoint. Every request passes the contract's checks in order: body
+// size (413), authentication (401), media type (415), then the handler, which validates
+// (422) and runs the operation.
+func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body bodyKind, h handlerFunc) {
+	var params []string
+	for _, m := range pathParam.FindAllStringSubmatch(pattern, -1) {
+		params = append(params, m[1])
+	}
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if g, ok := w.(*muxGuard); ok {
+			g.ours = true
+		}
+		ctx := r.Context()
+		raw, err := readBody(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c := &call{req: payments.Request{Path: map[string]string{}, Query: map[string]string{}}}
+		switch auth {
+		case platformAPI:
+			c.platform, err = s.svc.AuthenticatePlatform(ctx, r.Header.Get(payments.HeaderPlatformID),
+				r.Header.Get(payments.HeaderSignature), r.Method, r.RequestURI, raw)
+		case userAPI:
+			c.caller, err = s.svc.AuthenticateAPIKey(ctx, r.Header.Get(payments.HeaderAPIKey), r.Header.Get(payments.HeaderAPISecret))
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if body == withBody {
+			if len(raw) > 0 && !isJSON(r.Header.Get("Content-Type")) {
+				s.writeError(w, r, statusError(http.StatusUnsupportedMediaType, "Content-Type must be application/json."))
+				return
+			}
+			c.req.Body = raw
+		}
+		for _, name := range params {
+			c.req.Path[name] = r.PathValue(name)
+		}
+		for name, values := range r.URL.Query() {
+			c.req.Query[name] = values[len(values)-1] // the last one wins, as in Starlette
+		}
+		resp, err := h(ctx, c)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	tooLarge := statusError(http.StatusRequestEntityTooLarge, "Request body exceeds 64 KiB.")
+	if r.ContentLength > MaxBodyBytes {
+		return nil, tooLarge
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge
+	}
+	if err != nil {
+		return nil, statusError(http.StatusBadRequest, "Could not read the request body.")
+	}
+	return raw, nil
+}
+
+func isJSON(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/json"
+}
+
+func (s *server) notBuilt(ctx context.Context, c *call) (any, error) {
+	return nil, statusError(http.StatusNotImplemented, "Not implemented yet.")
+}
+
+// success wraps data in the common envelope.
+func (s *server) success(data any) payments.Envelope {
+	return payments.Envelope{Success: true, Message: "Success", Data: data, QueryGeneratedTime: s.svc.Now().Unix()}
+}
+
+// jsonMux answers in the error envelope where the mux would answer by itself in plain
+// text: an unknown path (404) and a known path with another method (405, with Allow).
+type jsonMux struct {
+	mux *http.ServeMux
+	now func() time.Time
+}
+
+func (j jsonMux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	j.mux.ServeHTTP(&muxGuard{ResponseWriter: w, now: j.now}, r)
+}
+
+// muxGuard replaces any answer the mux writes itself (not found, method not allowed, a
+// path-cleaning redirect) with the JSON envelope; routes mark themselves as ours.
+type muxGuard struct {
+	http.ResponseWriter
+	now      func() time.Time
+	ours     bool
+	replaced bool
+}
+
+func (g *muxGuard) WriteHeader(code int) {
+	if g.ours {
+		g.ResponseWriter.WriteHeader(code)
+		return
+	}
+	if g.replaced {
+		return
+	}
+	g.replaced = true
+	h := g.Header()
+	h.Del("Location")
+	h.Del("X-Content-Type-Options")
+	if code == http.StatusMethodNotAllowed {
+		writeJSON(g.ResponseWriter, code, errorEnvelope("Method not allowed.", g.now()))
+		return
+	}
+	h.Del("Allow")
+	writeJSON(g.ResponseWriter, http.StatusNotFound, errorEnvelope("Not found.", g.now()))
+}
+
+func (g *muxGuard) Write(b []byte) (int, error) {
+	if g.ours {
+		return g.ResponseWriter.Write(b)
+	}
+	if !g.replaced {
+		g.WriteHeader(http.StatusNotFound)
+	}
+	return len(b), nil
+}
+
+func (g *muxGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// Request ids: the client's when it is short and plain, otherwise a new one.
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+type requestIDKey struct{}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// accessLog gives each request its X-Request-ID and logs method, path, status, duration
+// and request id once it is answered. Headers and bodies are never logged: they carry
+// secrets, signatures and account numbers.
+func (s *server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-ID")
+		if !requestIDPattern.MatchString(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.ErrorContext(r.Context(), "panic", "request_id", id, "panic", p)
+				if !rec.wrote {
+					writeJSON(rec, http.StatusInternalServerError, errorEnvelope("Internal error.", s.svc.Now()))
+				}
+			}
+			s.log.InfoContext(r.Context(), "request",
+				"method", r.Method,
+				"path", r.URL.Path,
+				"status", rec.status,
+				"duration", time.Since(start),
+				"request_id", id)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
