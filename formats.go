@@ -27,6 +27,21 @@ var formats = map[string]format{
 		fe.Type, fe.Msg = "value_error", "value is not a valid email address: "+reason
 		fe.Ctx = map[string]any{"reason": reason}
 	}),
+	// A US routing transit number: nine digits whose weighted sum (3, 7, 1 repeating) is
+	// a multiple of ten. The schema's pattern reports anything that is not nine digits.
+	"aba-routing": valueErrorFormat(func(s string) string {
+		if len(s) != 9 || strings.Trim(s, "0123456789") != "" {
+			return ""
+		}
+		sum := 0
+		for i, weight := range []int{3, 7, 1, 3, 7, 1, 3, 7, 1} {
+			sum += int(s[i]-'0') * weight
+		}
+		if sum%10 != 0 {
+			return "routing_number fails the ABA checksum"
+		}
+		return ""
+	}),
 	// JSON integers only: 10.0 and 1e1 are numbers, not integers, although JSON Schema's
 	// "integer" type takes them.
 	"strict-integer": {

@@ -262,6 +262,33 @@ func storeError(err error) error {
 	return err
 }
 
+// Decimal is an exact decimal amount or rate, kept as the digits it was given and written
+// to JSON as a number with exactly those digits: no float on the way in or out.
+type Decimal string
+
+// MarshalJSON writes d as a JSON number.
+func (d Decimal) MarshalJSON() ([]byte, error) {
+	if d == "" {
+		return []byte("0"), nil
+	}
+	return []byte(d), nil
+}
+
+// canonicalID returns the lower-case hyphenated form of a validated UUID, in whichever
+// form the client wrote it.
+func canonicalID(id string) string { return uuid.MustParse(id).String() }
+
+// platformUser returns a user of the platform; a user of another platform is as absent
+// as one that does not exist.
+func (s *Service) platformUser(ctx context.Context, q *queries.Queries, platformID uuid.UUID, userID string) (queries.User, error) {
+	u, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{ID: canonicalID(userID), PlatformID: platformID.String()})
+	return u, notFound(err, "User not found.")
+}
+
+func nullTime(t time.Time) sql.NullString {
+	return sql.NullString{String: formatTime(t), Valid: true}
+}
+
 func nullString(p *string) sql.NullString {
 	if p == nil {
 		return sql.NullString{}

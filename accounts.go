@@ -1,0 +1,188 @@
+package payments
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// The state of a newly linked account. Verification of linked accounts happens outside the
+// API; these are the only values it shows.
+const (
+	initialVerificationStatus = "not_applied"
+	initialVerificationType   = "MD"
+)
+
+// BankAccount is a US bank account linked to a user, as the API returns it: the account
+// number is shortened to its last four digits (the full number is stored, for ACH, and
+// never leaves the service).
+type BankAccount struct {
+	AccountID          uuid.UUID `json:"account_id"`
+	BankNickName       *string   `json:"bank_nick_name"`
+	AccountNumber      string    `json:"account_number"`
+	AccountBalance     Decimal   `json:"account_balance"`
+	RoutingNumber      string    `json:"routing_number"`
+	AccountType        string    `json:"account_type"`
+	BankName           string    `json:"bank_name"`
+	AccountHolderName  string    `json:"account_holder_name"`
+	VerificationStatus string    `json:"verification_status"`
+	VerificationType   string    `json:"verification_type"`
+	IsVerified         bool      `json:"is_verified"`
+	IsDefault          bool      `json:"is_default"`
+	CreatedAt          time.Time `json:"created_at"`
+}
+
+// NewBankAccount is the body of Add Bank Account. Field limits, the account number and
+// routing number formats and the account types live in schema/accounts_add.json.
+type NewBankAccount struct {
+	UserID               string  `json:"user_id"`
+	AccountHolderName    *string `json:"account_holder_name,omitempty"`
+	BankName             string  `json:"bank_name"`
+	NickName             *string `json:"nick_name,omitempty"`
+	AccountNumber        string  `json:"account_number"`
+	RoutingNumber        string  `json:"routing_number"`
+	BankAddress          *string `json:"bank_address,omitempty"`
+	City                 *string `json:"city,omitempty"`
+	State                *string `json:"state,omitempty"`
+	Zip                  *string `json:"zip,omitempty"`
+	Country              *string `json:"country,omitempty"`
+	AccountType          string  `json:"account_type"`
+	AccountHolderAddress *string `json:"account_holder_address,omitempty"`
+	AccountHolderCity    *string `json:"account_holder_city,omitempty"`
+	AccountHolderState   *string `json:"account_holder_state,omitempty"`
+	AccountHolderZip     *string `json:"account_holder_zip,omitempty"`
+	AccountHolderCountry *string `json:"account_holder_country,omitempty"`
+	IsDefault            *bool   `json:"is_default,omitempty"`
+}
+
+func bankAccountFromRow(r queries.BankAccount) BankAccount {
+	return BankAccount{
+		AccountID:          uuid.MustParse(r.ID),
+		BankNickName:       stringPtr(r.NickName),
+		AccountNumber:      r.AccountNumber[len(r.AccountNumber)-4:],
+		AccountBalance:     Decimal(r.Balance),
+		RoutingNumber:      r.RoutingNumber,
+		AccountType:        r.AccountType,
+		BankName:           r.BankName,
+		AccountHolderName:  r.AccountHolderName,
+		VerificationStatus: r.VerificationStatus,
+		VerificationType:   r.VerificationType,
+		IsVerified:         r.IsVerified == 1,
+		IsDefault:          r.IsDefault == 1,
+		CreatedAt:          parseTime(r.CreatedAt),
+	}
+}
+
+// AddBankAccount links a bank account to a user of the platform. The holder's name
+// defaults to the user's. A user has exactly one default account: the first one linked,
+// until an account added with IsDefault takes its place.
+//
+// Returns CodeInvalid when the body fails validation, CodeNotFound when the user is not
+// the platform's, and CodeConflict when the user already has this routing and account
+// number.
+func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
+	if _, err := s.check("accounts_add", nil, in); err != nil {
+		return BankAccount{}, err
+	}
+	row := queries.BankAccount{
+		ID:                   s.newID().String(),
+		NickName:             nullString(in.NickName),
+		BankName:             in.BankName,
+		AccountNumber:        in.AccountNumber,
+		RoutingNumber:        in.RoutingNumber,
+		BankAddress:          nullString(in.BankAddress),
+		City:                 nullString(in.City),
+		State:                nullString(in.State),
+		Zip:                  nullString(in.Zip),
+		Country:              nullString(in.Country),
+		AccountType:          in.AccountType,
+		AccountHolderAddress: nullString(in.AccountHolderAddress),
+		AccountHolderCity:    nullString(in.AccountHolderCity),
+		AccountHolderState:   nullString(in.AccountHolderState),
+		AccountHolderZip:     nullString(in.AccountHolderZip),
+		AccountHolderCountry: nullString(in.AccountHolderCountry),
+		Balance:              "0",
+		VerificationStatus:   initialVerificationStatus,
+		VerificationType:     initialVerificationType,
+		CreatedAt:            formatTime(s.Now()),
+	}
+	err := s.write(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, in.UserID)
+		if err != nil {
+			return err
+		}
+		row.UserID = user.ID
+		row.AccountHolderName = user.Name
+		if in.AccountHolderName != nil {
+			row.AccountHolderName = *in.AccountHolderName
+		}
+		hasDefault, err := q.UserHasDefaultAccount(ctx, user.ID)
+		if err != nil {
+			return err
+		}
+		if !hasDefault || (in.IsDefault != nil && *in.IsDefault) {
+			row.IsDefault = 1
+		}
+		if hasDefault && row.IsDefault == 1 {
+			if err := q.ClearDefaultAccount(ctx, user.ID); err != nil {
+				return err
+			}
+		}
+		return storeError(q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
+			ID:                   row.ID,
+			UserID:               row.UserID,
+			NickName:             row.NickName,
+			AccountHolderName:    row.AccountHolderName,
+			BankName:             row.BankName,
+			AccountNumber:        row.AccountNumber,
+			RoutingNumber:        row.RoutingNumber,
+			BankAddress:          row.BankAddress,
+			City:                 row.City,
+			State:                row.State,
+			Zip:                  row.Zip,
+			Country:              row.Country,
+			AccountType:          row.AccountType,
+			AccountHolderAddress: row.AccountHolderAddress,
+			AccountHolderCity:    row.AccountHolderCity,
+			AccountHolderState:   row.AccountHolderState,
+			AccountHolderZip:     row.AccountHolderZip,
+			AccountHolderCountry: row.AccountHolderCountry,
+			IsDefault:            row.IsDefault,
+			CreatedAt:            row.CreatedAt,
+		}))
+	})
+	if err != nil {
+		return BankAccount{}, err
+	}
+	return bankAccountFromRow(row), nil
+}
+
+// GetBankAccount returns a linked bank account of a user of the platform, once that user
+// is identity-verified.
+//
+// Returns CodeInvalid for a malformed id, CodeNotFound when the account is not of one of
+// the platform's users, and CodeForbidden while its user is not identity-verified.
+func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, accountID string) (BankAccount, error) {
+	if _, err := s.check("accounts_get", map[string]string{"account_id": accountID}, nil); err != nil {
+		return BankAccount{}, err
+	}
+	var a BankAccount
+	err := s.read(ctx, func(q *queries.Queries) error {
+		r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{
+			ID:         canonicalID(accountID),
+			PlatformID: platformID.String(),
+		})
+		if err != nil {
+			return notFound(err, "Bank account not found.")
+		}
+		if !r.VerifiedAt.Valid {
+			return Errorf(CodeForbidden, "The account's user is not identity-verified.")
+		}
+		a = bankAccountFromRow(r.BankAccount)
+		return nil
+	})
+	return a, err
+}

@@ -1,0 +1,111 @@
+package payments
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Card is a saved payment card of a user: what a card record needs to be shown and
+// chosen, never the full number or the security code. Cards are created through the
+// library and the command line only; the API can delete them. Field rules live in
+// schema/cards_add.json.
+type Card struct {
+	CardID    uuid.UUID `json:"card_id"`
+	UserID    uuid.UUID `json:"user_id"`
+	Brand     string    `json:"brand"`
+	Last4     string    `json:"last4"`
+	ExpMonth  int       `json:"exp_month"`
+	ExpYear   int       `json:"exp_year"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// NewCard is a card to save.
+type NewCard struct {
+	Brand    string `json:"brand"`
+	Last4    string `json:"last4"`
+	ExpMonth int    `json:"exp_month"`
+	ExpYear  int    `json:"exp_year"`
+}
+
+// CardDeletion is the body of Delete Card.
+type CardDeletion struct {
+	CardID string `json:"card_id"`
+}
+
+// DeletedCard is what Delete Card returns.
+type DeletedCard struct {
+	CardID  uuid.UUID `json:"card_id"`
+	Deleted bool      `json:"deleted"`
+}
+
+// AddCard saves a card for a user. It is an administrative operation: it is not scoped to
+// a platform.
+//
+// Returns CodeInvalid when the card fails validation and CodeNotFound for an unknown user.
+func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card, error) {
+	if _, err := s.check("cards_add", map[string]string{"user_id": userID}, in); err != nil {
+		return Card{}, err
+	}
+	c := Card{
+		CardID:    s.newID(),
+		UserID:    uuid.MustParse(userID),
+		Brand:     in.Brand,
+		Last4:     in.Last4,
+		ExpMonth:  in.ExpMonth,
+		ExpYear:   in.ExpYear,
+		CreatedAt: s.Now(),
+	}
+	err := s.write(ctx, func(q *queries.Queries) error {
+		if _, err := q.GetUser(ctx, c.UserID.String()); err != nil {
+			return notFound(err, "User not found.")
+		}
+		return q.CreateCard(ctx, queries.CreateCardParams{
+			ID:        c.CardID.String(),
+			UserID:    c.UserID.String(),
+			Brand:     c.Brand,
+			Last4:     c.Last4,
+			ExpMonth:  int64(c.ExpMonth),
+			ExpYear:   int64(c.ExpYear),
+			CreatedAt: formatTime(c.CreatedAt),
+		})
+	})
+	if err != nil {
+		return Card{}, err
+	}
+	return c, nil
+}
+
+// DeleteCard deletes a card of a user of the platform. The card is kept, marked deleted,
+// and is gone for every later call.
+//
+// Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
+// not the platform's or the card is not the user's or already deleted.
+func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
+	if _, err := s.check("cards_delete", map[string]string{"user_id": userID}, in); err != nil {
+		return DeletedCard{}, err
+	}
+	cardID := uuid.MustParse(in.CardID)
+	err := s.write(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		n, err := q.SoftDeleteCard(ctx, queries.SoftDeleteCardParams{
+			DeletedAt: nullTime(s.Now()),
+			ID:        cardID.String(),
+			UserID:    user.ID,
+		})
+		if err == nil && n == 0 {
+			return Errorf(CodeNotFound, "Card not found.")
+		}
+		return err
+	})
+	if err != nil {
+		return DeletedCard{}, err
+	}
+	return DeletedCard{CardID: cardID, Deleted: true}, nil
+}

@@ -1,0 +1,110 @@
+package payments
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Payee is a payout recipient of a user. Field limits live in schema/payees_*.json.
+type Payee struct {
+	PayeeID          uuid.UUID `json:"payee_id"`
+	Name             string    `json:"name"`
+	Email            *string   `json:"email"`
+	PhoneCountryCode *string   `json:"phone_country_code"`
+	Phone            *string   `json:"phone"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+// NewPayee is the body of Create Payee.
+type NewPayee struct {
+	Name             string  `json:"name"`
+	Email            *string `json:"email,omitempty"`
+	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
+	Phone            *string `json:"phone,omitempty"`
+}
+
+// PayeeRename is the body of Update Payee.
+type PayeeRename struct {
+	PayeeID string `json:"payee_id"`
+	Name    string `json:"name"`
+}
+
+func payeeFromRow(r queries.Payee) Payee {
+	return Payee{
+		PayeeID:          uuid.MustParse(r.ID),
+		Name:             r.Name,
+		Email:            stringPtr(r.Email),
+		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
+		Phone:            stringPtr(r.Phone),
+		CreatedAt:        parseTime(r.CreatedAt),
+	}
+}
+
+// CreatePayee creates a payee of the user whose API key made the call. A payee needs no
+// contact, but a phone number goes with its country code.
+//
+// Returns CodeInvalid when the body fails validation.
+func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
+	body, err := s.check("payees_create", nil, in)
+	if err != nil {
+		return Payee{}, err
+	}
+	if err := checkContact(body, false); err != nil {
+		return Payee{}, err
+	}
+	p := Payee{
+		PayeeID:          s.newID(),
+		Name:             in.Name,
+		Email:            in.Email,
+		PhoneCountryCode: in.PhoneCountryCode,
+		Phone:            in.Phone,
+		CreatedAt:        s.Now(),
+	}
+	err = s.write(ctx, func(q *queries.Queries) error {
+		return q.CreatePayee(ctx, queries.CreatePayeeParams{
+			ID:               p.PayeeID.String(),
+			UserID:           caller.UserID.String(),
+			Name:             p.Name,
+			Email:            nullString(p.Email),
+			PhoneCountryCode: nullString(p.PhoneCountryCode),
+			Phone:            nullString(p.Phone),
+			CreatedAt:        formatTime(p.CreatedAt),
+		})
+	})
+	if err != nil {
+		return Payee{}, err
+	}
+	return p, nil
+}
+
+// UpdatePayee renames a payee of a user of the platform.
+//
+// Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
+// not the platform's or the payee not the user's.
+func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
+	if _, err := s.check("payees_update", map[string]string{"user_id": userID}, in); err != nil {
+		return Payee{}, err
+	}
+	var p Payee
+	err := s.write(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		row, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
+		if err != nil {
+			return notFound(err, "Payee not found.")
+		}
+		if err := q.RenamePayee(ctx, queries.RenamePayeeParams{Name: in.Name, UpdatedAt: nullTime(s.Now()), ID: row.ID}); err != nil {
+			return err
+		}
+		row.Name = in.Name
+		p = payeeFromRow(row)
+		return nil
+	})
+	return p, err
+}

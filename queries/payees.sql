@@ -1,0 +1,12 @@
+-- name: CreatePayee :exec
+INSERT INTO payees (id, user_id, name, email, phone_country_code, phone, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?);
+
+-- name: GetUserPayee :one
+SELECT * FROM payees
+WHERE id = sqlc.arg(id) AND user_id = sqlc.arg(user_id);
+
+-- name: RenamePayee :exec
+UPDATE payees
+SET name = sqlc.arg(name), updated_at = sqlc.arg(updated_at)
+WHERE id = sqlc.arg(id);
