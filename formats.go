@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -39,6 +40,23 @@ var formats = map[string]format{
 		}
 		if sum%10 != 0 {
 			return "routing_number fails the ABA checksum"
+		}
+		return ""
+	}),
+	"iso4217":        valueErrorFormat(currencyProblem),
+	"iso3166-alpha2": valueErrorFormat(countryProblem),
+	// A decimal greater than zero (the pattern has checked its digits).
+	"positive-decimal": valueErrorFormat(func(s string) string {
+		if strings.Trim(s, "0.") == "" {
+			return "must be greater than zero"
+		}
+		return ""
+	}),
+	// A calendar date and time without offset, YYYY-MM-DDTHH:MM:SS (the pattern has
+	// checked its shape).
+	"local-date-time": valueErrorFormat(func(s string) string {
+		if _, err := time.Parse(localTimeLayout, s); err != nil {
+			return "not a valid date and time"
 		}
 		return ""
 	}),

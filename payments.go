@@ -13,6 +13,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -73,6 +74,10 @@ type Service struct {
 	// platforms caches authenticated platforms by id; platforms are never changed or
 	// deleted once created, so an entry never goes stale.
 	platforms sync.Map // uuid.UUID -> platformRecord
+
+	// countryRules caches each country's compiled payee rules with the rule set they
+	// came from; a newer set (loaded by another process, too) replaces them on next use.
+	countryRules sync.Map // country code -> countryRules
 }
 
 //go:embed migrations/*.sql
@@ -118,6 +123,10 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	s.reader.SetMaxIdleConns(4)
+	if err := s.loadDefaultRules(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("payments: load payee rules: %w", err)
+	}
 	return s, nil
 }
 
@@ -274,6 +283,16 @@ func (d Decimal) MarshalJSON() ([]byte, error) {
 	return []byte(d), nil
 }
 
+// UnmarshalJSON reads a JSON number, keeping its digits.
+func (d *Decimal) UnmarshalJSON(b []byte) error {
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil || !json.Valid(b) || b[0] == '"' {
+		return fmt.Errorf("payments: decimal must be a JSON number, not %s", b)
+	}
+	*d = Decimal(n)
+	return nil
+}
+
 // canonicalID returns the lower-case hyphenated form of a validated UUID, in whichever
 // form the client wrote it.
 func canonicalID(id string) string { return uuid.MustParse(id).String() }
@@ -284,6 +303,8 @@ func (s *Service) platformUser(ctx context.Context, q *queries.Queries, platform
 	u, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{ID: canonicalID(userID), PlatformID: platformID.String()})
 	return u, notFound(err, "User not found.")
 }
+
+func jsonUnmarshal(s string, dst any) error { return json.Unmarshal([]byte(s), dst) }
 
 func nullTime(t time.Time) sql.NullString {
 	return sql.NullString{String: formatTime(t), Valid: true}

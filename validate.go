@@ -46,6 +46,7 @@ type validator struct {
 	schemas map[string]*jsonschema.Schema // request schemas by name (file name without .json)
 	docs    map[string]any                // every schema document by URL, to read keyword values
 	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
+	formats map[string]format             // the formats the schemas may name
 }
 
 func newValidator() (*validator, error) {
@@ -53,16 +54,9 @@ func newValidator() (*validator, error) {
 		schemas: map[string]*jsonschema.Schema{},
 		docs:    map[string]any{},
 		order:   map[string]map[string]int{},
+		formats: formats,
 	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = func(s string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("schema %s is not embedded", s)
-	}
-	for name, f := range formats {
-		c.Formats[name] = f.valid
-	}
+	c := v.compiler()
 	entries, err := schemaFiles.ReadDir("schema")
 	if err != nil {
 		return nil, err
@@ -99,6 +93,20 @@ func newValidator() (*validator, error) {
 		}
 	}
 	return v, nil
+}
+
+// compiler returns a schema compiler that knows v's formats and loads nothing from outside.
+func (v *validator) compiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.LoadURL = func(s string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("schema %s is not embedded", s)
+	}
+	for name, f := range v.formats {
+		c.Formats[name] = f.valid
+	}
+	return c
 }
 
 // declarationOrder maps "section/field" to the field's position in the schema file, the
@@ -188,6 +196,11 @@ func (s *Service) check(name string, pathParams map[string]string, body any) (ma
 		bodyMap, _ = decoded.(map[string]any)
 	}
 	return bodyMap, s.schemas.validate(name, doc, nil)
+}
+
+// checkQuery validates the query parameters a Go caller passed to an operation.
+func (s *Service) checkQuery(name string, query map[string]string) error {
+	return s.schemas.validate(name, map[string]any{"path": map[string]any{}, "query": stringMap(query)}, nil)
 }
 
 func stringMap(m map[string]string) map[string]any {
@@ -379,7 +392,7 @@ func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschem
 				}
 			}
 		default:
-			rank, fe := describe(keyword, node, value)
+			rank, fe := v.describe(keyword, node, value)
 			fe.Loc = anyLoc(loc)
 			add(rank, fe)
 		}
@@ -421,7 +434,7 @@ func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschem
 }
 
 // describe turns one failed keyword of schema node on value into its pydantic entry.
-func describe(keyword string, node map[string]any, value any) (int, FieldError) {
+func (v *validator) describe(keyword string, node map[string]any, value any) (int, FieldError) {
 	rank := keywordRank[keyword]
 	fe := FieldError{Input: value}
 	switch keyword {
@@ -457,7 +470,7 @@ func describe(keyword string, node map[string]any, value any) (int, FieldError) 
 		fe.Ctx = map[string]any{"expected": expected}
 	case "format":
 		name, _ := node["format"].(string)
-		f := formats[name]
+		f := v.formats[name]
 		if name == "strict-integer" {
 			rank = keywordRank[name]
 		}

@@ -137,10 +137,6 @@ func isJSON(contentType string) bool {
 	return err == nil && mt == "application/json"
 }
 
-func (s *server) notBuilt(ctx context.Context, c *call) (any, error) {
-	return nil, statusError(http.StatusNotImplemented, "Not implemented yet.")
-}
-
 // success wraps data in the common envelope.
 func (s *server) success(data any) payments.Envelope {
 	return payments.Envelope{Success: true, Message: "Success", Data: data, QueryGeneratedTime: s.svc.Now().Unix()}

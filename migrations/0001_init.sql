@@ -158,14 +158,34 @@ CREATE TABLE payee_addresses (
 ) STRICT;
 CREATE INDEX payee_addresses_user ON payee_addresses (user_id, payee_id);
 
--- Reference data: one row per destination country and payout currency, the rules
--- object exactly as Get Payee Rules returns it.
-CREATE TABLE payee_rules (
-    country_code    TEXT NOT NULL,
-    payout_currency TEXT NOT NULL,
-    rules           TEXT NOT NULL,
-    loaded_at       TEXT NOT NULL,
-    PRIMARY KEY (country_code, payout_currency)
+-- Reference data. A rules load adds a whole new set; the newest set is in force and the
+-- older ones stay as history. The field rules (mandatory and optional field descriptors,
+-- the bank identifier) belong to a destination country; the payout limits and accepted
+-- documents to a country and payout currency.
+CREATE TABLE payee_rule_sets (
+    id        INTEGER PRIMARY KEY,
+    source    TEXT NOT NULL,
+    loaded_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE payee_rule_countries (
+    set_id               INTEGER NOT NULL REFERENCES payee_rule_sets (id),
+    country_code         TEXT NOT NULL,
+    country_name         TEXT NOT NULL,
+    bank_identifier_type TEXT NOT NULL,
+    mandatory_fields     TEXT NOT NULL, -- JSON array of field descriptors
+    optional_fields      TEXT NOT NULL, -- JSON array of field descriptors
+    PRIMARY KEY (set_id, country_code)
+) STRICT;
+
+CREATE TABLE payee_rule_currencies (
+    set_id            INTEGER NOT NULL,
+    country_code      TEXT NOT NULL,
+    payout_currency   TEXT NOT NULL,
+    account           TEXT NOT NULL, -- JSON object: currency and payout amount limits
+    documents_allowed TEXT NOT NULL, -- JSON object: accepted document kinds
+    PRIMARY KEY (set_id, country_code, payout_currency),
+    FOREIGN KEY (set_id, country_code) REFERENCES payee_rule_countries (set_id, country_code)
 ) STRICT;
 
 -- Append-only history; the current rate of a pair is the latest not in the future.

@@ -111,11 +111,27 @@ type PayeeBank struct {
 	DeletedAt       sql.NullString
 }
 
-type PayeeRule struct {
-	CountryCode    string
-	PayoutCurrency string
-	Rules          string
-	LoadedAt       string
+type PayeeRuleCountry struct {
+	SetID              int64
+	CountryCode        string
+	CountryName        string
+	BankIdentifierType string
+	MandatoryFields    string
+	OptionalFields     string
+}
+
+type PayeeRuleCurrency struct {
+	SetID            int64
+	CountryCode      string
+	PayoutCurrency   string
+	Account          string
+	DocumentsAllowed string
+}
+
+type PayeeRuleSet struct {
+	ID       int64
+	Source   string
+	LoadedAt string
 }
 
 type Platform struct {

@@ -1,0 +1,333 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// PayeeBank is a payee's bank account for cross-border payouts.
+type PayeeBank struct {
+	BankID              uuid.UUID `json:"bank_id"`
+	AccountNumber       string    `json:"account_number"`
+	Country             string    `json:"country"`
+	BankAccType         string    `json:"bank_acc_type"`
+	BankNickName        *string   `json:"bank_nick_name"`
+	BankIdentifierType  *string   `json:"bank_identifier_type"`
+	BankIdentifierValue *string   `json:"bank_identifier_value"`
+	CreatedAt           time.Time `json:"created_at"`
+	UpdatedAt           time.Time `json:"updated_at"`
+}
+
+// NewPayeeBank is the body of Add Payee Bank. Its limits live in
+// schema/payee_banks_add.json and in the destination country's payee rules.
+type NewPayeeBank struct {
+	PayeeID         string  `json:"payee_id"`
+	BankNickName    *string `json:"bank_nick_name,omitempty"`
+	AccountNumber   string  `json:"account_number"`
+	Country         string  `json:"country"`
+	BankAccType     string  `json:"bank_acc_type"`
+	IdentifierType  *string `json:"identifier_type,omitempty"`
+	IdentifierValue *string `json:"identifier_value,omitempty"`
+	PayoutBankID    *string `json:"payout_bank_id,omitempty"`
+}
+
+// providerAccountTypes maps bank_acc_type to the payout provider's account type code.
+var providerAccountTypes = map[string]string{"savings": "AHO", "current": "CTE", "no_needed": "NON"}
+
+// ProviderAccountType returns the payout provider's code for a payee bank's
+// bank_acc_type: savings AHO, current CTE, no_needed NON.
+//
+// Returns CodeInvalid for any other type.
+func ProviderAccountType(bankAccType string) (string, error) {
+	code, ok := providerAccountTypes[bankAccType]
+	if !ok {
+		return "", Errorf(CodeInvalid, "Unknown bank_acc_type %q.", bankAccType)
+	}
+	return code, nil
+}
+
+// countryRules is a country's compiled field rules, valid while its rule set is in force.
+type countryRules struct {
+	setID int64
+	v     *validator
+}
+
+// countryValidator returns the compiled field rules of a country of the rule set in force.
+func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, error) {
+	if c, ok := s.countryRules.Load(row.CountryCode); ok && c.(countryRules).setID == row.SetID {
+		return c.(countryRules).v, nil
+	}
+	var mandatory, optional []FieldRule
+	if err := errors.Join(
+		jsonUnmarshal(row.MandatoryFields, &mandatory),
+		jsonUnmarshal(row.OptionalFields, &optional),
+	); err != nil {
+		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
+	}
+	v, err := s.schemas.forCountry(row.CountryCode, row.BankIdentifierType, mandatory, optional)
+	if err != nil {
+		return nil, err
+	}
+	s.countryRules.Store(row.CountryCode, countryRules{setID: row.SetID, v: v})
+	return v, nil
+}
+
+// AddPayeeBank adds a cross-border bank account of one of a user's payees. The body meets
+// its schema first, then the destination country's payee rules: the mandatory fields,
+// the country's lengths, and its formats (IFSC, IBAN, CLABE, digits).
+//
+// Returns CodeInvalid when the request fails either, and CodeNotFound when the user is not
+// the platform's or the payee not the user's.
+func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
+	pathParams := map[string]string{"user_id": userID}
+	body, err := s.check(payeeBankRequest, pathParams, in)
+	if err != nil {
+		return PayeeBank{}, err
+	}
+	now := s.Now()
+	b := PayeeBank{
+		BankID:        s.newID(),
+		AccountNumber: in.AccountNumber,
+		Country:       in.Country,
+		BankAccType:   in.BankAccType,
+		BankNickName:  in.BankNickName,
+		CreatedAt:     now,
+		UpdatedAt:     now,
+	}
+	err = s.write(ctx, func(q *queries.Queries) error {
+		country, err := q.GetRuleCountry(ctx, in.Country)
+		if errors.Is(err, sql.ErrNoRows) {
+			return invalid(FieldError{
+				Type: "value_error", Loc: []any{"body", "country"},
+				Msg:   fmt.Sprintf("Value error, there are no payee rules for %s", in.Country),
+				Input: in.Country, Ctx: map[string]any{"error": map[string]any{}},
+			})
+		}
+		if err != nil {
+			return err
+		}
+		rules, err := s.countryValidator(country)
+		if err != nil {
+			return err
+		}
+		doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}, "body": body}
+		if err := rules.validate(payeeBankRequest, doc, nil); err != nil {
+			return err
+		}
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		payee, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
+		if err != nil {
+			return notFound(err, "Payee not found.")
+		}
+		if in.IdentifierValue != nil {
+			b.BankIdentifierType = &country.BankIdentifierType
+			b.BankIdentifierValue = in.IdentifierValue
+		}
+		return q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
+			ID:              b.BankID.String(),
+			UserID:          user.ID,
+			PayeeID:         payee.ID,
+			AccountNumber:   b.AccountNumber,
+			Country:         b.Country,
+			BankAccType:     b.BankAccType,
+			BankNickName:    nullString(b.BankNickName),
+			IdentifierType:  nullString(b.BankIdentifierType),
+			IdentifierValue: nullString(b.BankIdentifierValue),
+			PayoutBankID:    nullString(in.PayoutBankID),
+			CreatedAt:       formatTime(now),
+			UpdatedAt:       formatTime(now),
+		})
+	})
+	if err != nil {
+		return PayeeBank{}, err
+	}
+	return b, nil
+}
+
+// DeletePayeeBank deletes a payee bank of a user of the platform. The row is kept, marked
+// deleted, and is gone for every later call.
+//
+// Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
+// platform's or the bank is not the user's or already deleted.
+func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
+	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil); err != nil {
+		return err
+	}
+	return s.write(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		n, err := q.SoftDeletePayeeBank(ctx, queries.SoftDeletePayeeBankParams{
+			DeletedAt: nullTime(s.Now()),
+			ID:        canonicalID(bankID),
+			UserID:    user.ID,
+		})
+		if err == nil && n == 0 {
+			return Errorf(CodeNotFound, "Payee bank not found.")
+		}
+		return err
+	})
+}
+
+// PayeeAddress is a payee's address for cross-border payouts, as the API shows it. UserID
+// is the payee's id. The address line 2, company name, default flag, address type and
+// the provider's contact id are stored but never shown.
+type PayeeAddress struct {
+	ID           uuid.UUID  `json:"id"`
+	UserID       uuid.UUID  `json:"user_id"`
+	Name         string     `json:"name"`
+	LastName     *string    `json:"last_name"`
+	AddressLine1 string     `json:"address_line_1"`
+	City         string     `json:"city"`
+	State        string     `json:"state"`
+	Zipcode      string     `json:"zipcode"`
+	Country      string     `json:"country"`
+	CreatedAt    time.Time  `json:"created_at"`
+	UpdatedAt    *time.Time `json:"updated_at"`
+}
+
+// NewPayeeAddress is an address to store for a payee. Its limits live in
+// schema/addresses_add.json.
+type NewPayeeAddress struct {
+	Name         string  `json:"name"`
+	LastName     *string `json:"last_name,omitempty"`
+	AddressLine1 string  `json:"address_line_1"`
+	AddressLine2 *string `json:"address_line_2,omitempty"`
+	CompanyName  *string `json:"company_name,omitempty"`
+	City         string  `json:"city"`
+	State        string  `json:"state"`
+	Zipcode      string  `json:"zipcode"`
+	Country      string  `json:"country"`
+	AddressType  *string `json:"address_type,omitempty"`
+	IsDefault    *bool   `json:"is_default,omitempty"`
+}
+
+func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
+	return PayeeAddress{
+		ID:           uuid.MustParse(r.ID),
+		UserID:       uuid.MustParse(r.PayeeID),
+		Name:         r.Name,
+		LastName:     stringPtr(r.LastName),
+		AddressLine1: r.AddressLine1,
+		City:         r.City,
+		State:        r.State,
+		Zipcode:      r.Zipcode,
+		Country:      r.Country,
+		CreatedAt:    parseTime(r.CreatedAt),
+		UpdatedAt:    parseNullTime(r.UpdatedAt),
+	}
+}
+
+// AddPayeeAddress stores an address of one of a user's payees. It is an administrative
+// operation: it is not scoped to a platform.
+//
+// Returns CodeInvalid when the address fails validation and CodeNotFound when the user or
+// the user's payee does not exist.
+func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, in NewPayeeAddress) (PayeeAddress, error) {
+	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, in); err != nil {
+		return PayeeAddress{}, err
+	}
+	row := queries.CreatePayeeAddressParams{
+		ID:           s.newID().String(),
+		UserID:       canonicalID(userID),
+		PayeeID:      canonicalID(payeeID),
+		ContactID:    s.newID().String(),
+		Name:         in.Name,
+		LastName:     nullString(in.LastName),
+		AddressLine1: in.AddressLine1,
+		AddressLine2: nullString(in.AddressLine2),
+		CompanyName:  nullString(in.CompanyName),
+		City:         in.City,
+		State:        in.State,
+		Zipcode:      in.Zipcode,
+		Country:      in.Country,
+		AddressType:  nullString(in.AddressType),
+		CreatedAt:    formatTime(s.Now()),
+	}
+	if in.IsDefault != nil && *in.IsDefault {
+		row.IsDefault = 1
+	}
+	err := s.write(ctx, func(q *queries.Queries) error {
+		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: row.PayeeID, UserID: row.UserID}); err != nil {
+			return notFound(err, "Payee not found.")
+		}
+		return q.CreatePayeeAddress(ctx, row)
+	})
+	if err != nil {
+		return PayeeAddress{}, err
+	}
+	return payeeAddressFromRow(queries.PayeeAddress{
+		ID: row.ID, PayeeID: row.PayeeID, Name: row.Name, LastName: row.LastName,
+		AddressLine1: row.AddressLine1, City: row.City, State: row.State, Zipcode: row.Zipcode,
+		Country: row.Country, CreatedAt: row.CreatedAt,
+	}), nil
+}
+
+// ListPayeeAddresses returns the addresses of a user's payees, oldest first; payeeID,
+// when not empty, keeps those of one payee. A payee without addresses, unknown, or
+// another user's, has none: an empty list.
+//
+// Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
+// platform's.
+func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, userID, payeeID string) ([]PayeeAddress, error) {
+	query := map[string]string{}
+	if payeeID != "" {
+		query["payee_id"] = payeeID
+	}
+	doc := map[string]any{"path": map[string]any{"user_id": userID}, "query": stringMap(query)}
+	if err := s.schemas.validate("addresses_list", doc, nil); err != nil {
+		return nil, err
+	}
+	out := []PayeeAddress{}
+	err := s.read(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		filter := sql.NullString{}
+		if payeeID != "" {
+			filter = sql.NullString{String: canonicalID(payeeID), Valid: true}
+		}
+		rows, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: user.ID, PayeeID: filter})
+		for _, r := range rows {
+			out = append(out, payeeAddressFromRow(r))
+		}
+		return err
+	})
+	return out, err
+}
+
+// GetPayeeAddress returns one address of a user's payees.
+//
+// Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
+// platform's or the address is not the user's.
+func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, userID, addressID string) (PayeeAddress, error) {
+	if _, err := s.check("addresses_get", map[string]string{"user_id": userID, "address_id": addressID}, nil); err != nil {
+		return PayeeAddress{}, err
+	}
+	var a PayeeAddress
+	err := s.read(ctx, func(q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, userID)
+		if err != nil {
+			return err
+		}
+		r, err := q.GetPayeeAddress(ctx, queries.GetPayeeAddressParams{ID: canonicalID(addressID), UserID: user.ID})
+		if err != nil {
+			return notFound(err, "Payee address not found.")
+		}
+		a = payeeAddressFromRow(r)
+		return nil
+	})
+	return a, err
+}

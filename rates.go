@@ -1,0 +1,100 @@
+package payments
+
+import (
+	"context"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// localTimeLayout is how apply_time is written: UTC, without an offset.
+const localTimeLayout = "2006-01-02T15:04:05"
+
+// ExchangeRate is one entry of the rates history: how many units of the payout currency
+// one unit of the base currency buys from ApplyTime on.
+type ExchangeRate struct {
+	ID             int64   `json:"id"`
+	PayoutCurrency string  `json:"payout_currency"`
+	BaseCurrency   string  `json:"base_currency"`
+	ExchangeRate   Decimal `json:"exchange_rate"`
+	ApplyTime      string  `json:"apply_time"`
+	Fixed          int     `json:"fixed"`
+}
+
+// NewExchangeRate is a rate to add to the history. ExchangeRate is a decimal written as
+// text, kept with exactly its digits. ApplyTime is YYYY-MM-DDTHH:MM:SS in UTC; empty
+// means now.
+type NewExchangeRate struct {
+	BaseCurrency   string `json:"base_currency"`
+	PayoutCurrency string `json:"payout_currency"`
+	ExchangeRate   string `json:"exchange_rate"`
+	ApplyTime      string `json:"apply_time,omitempty"`
+	Fixed          bool   `json:"fixed,omitempty"`
+}
+
+// SetExchangeRate adds a rate to the history; earlier entries are kept. It is an
+// administrative operation: rates are reference data of the whole deployment.
+//
+// Returns CodeInvalid when the rate fails validation.
+func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (ExchangeRate, error) {
+	if _, err := s.check("rates_set", nil, in); err != nil {
+		return ExchangeRate{}, err
+	}
+	now := s.Now()
+	r := ExchangeRate{
+		PayoutCurrency: in.PayoutCurrency,
+		BaseCurrency:   in.BaseCurrency,
+		ExchangeRate:   Decimal(in.ExchangeRate),
+		ApplyTime:      in.ApplyTime,
+	}
+	if r.ApplyTime == "" {
+		r.ApplyTime = now.Format(localTimeLayout)
+	}
+	if in.Fixed {
+		r.Fixed = 1
+	}
+	err := s.write(ctx, func(q *queries.Queries) (err error) {
+		r.ID, err = q.AddExchangeRate(ctx, queries.AddExchangeRateParams{
+			PayoutCurrency: r.PayoutCurrency,
+			BaseCurrency:   r.BaseCurrency,
+			ExchangeRate:   string(r.ExchangeRate),
+			ApplyTime:      r.ApplyTime,
+			Fixed:          int64(r.Fixed),
+			CreatedAt:      formatTime(now),
+		})
+		return err
+	})
+	if err != nil {
+		return ExchangeRate{}, err
+	}
+	return r, nil
+}
+
+// ExchangeRates returns the rates in force for a payout currency: for each base currency
+// the latest entry whose apply time has come (of two with the same apply time, the later
+// recorded), sorted by base currency. A currency without rates has none: an empty list.
+//
+// Returns CodeInvalid for a malformed or unknown currency code.
+func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]ExchangeRate, error) {
+	if err := s.checkQuery("rates_get", map[string]string{"payout_currency": payoutCurrency}); err != nil {
+		return nil, err
+	}
+	out := []ExchangeRate{}
+	err := s.read(ctx, func(q *queries.Queries) error {
+		rows, err := q.CurrentExchangeRates(ctx, queries.CurrentExchangeRatesParams{
+			PayoutCurrency: payoutCurrency,
+			AsOf:           s.Now().Format(localTimeLayout),
+		})
+		for _, r := range rows {
+			out = append(out, ExchangeRate{
+				ID:             r.ID,
+				PayoutCurrency: r.PayoutCurrency,
+				BaseCurrency:   r.BaseCurrency,
+				ExchangeRate:   Decimal(r.ExchangeRate),
+				ApplyTime:      r.ApplyTime,
+				Fixed:          int(r.Fixed),
+			})
+		}
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,391 @@
+package payments
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Payee rules: which payee bank and address fields a destination country needs, with the
+// payout limits and accepted documents per payout currency. They are reference data: the
+// embedded data/payee_rules.json is loaded on first open, and LoadPayeeRules replaces
+// them with a new set (the old sets stay as history).
+
+//go:embed data/payee_rules.json
+var defaultPayeeRules []byte
+
+// FieldRule describes one payee field of a destination country. Tag is the request field
+// it governs; Length its maximum length in characters; DataType its format: "string",
+// "numeric" (digits), "iban" (an IBAN of the country, exactly Length long), "clabe",
+// "ifsc", "country" or "enum" (the request's own values).
+type FieldRule struct {
+	Tag      string `json:"tag"`
+	Label    string `json:"label"`
+	DataType string `json:"data_type"`
+	Length   int    `json:"length"`
+}
+
+// PayoutAccount is the payout currency of a rule and its payout amount limits.
+type PayoutAccount struct {
+	PayoutCurrency  string  `json:"payout_currency"`
+	MinPayoutAmount Decimal `json:"min_payout_amount"`
+	MaxPayoutAmount Decimal `json:"max_payout_amount"`
+}
+
+// PayeeRules are the rules of one destination country and payout currency, as Get Payee
+// Rules returns them and as a rules file lists them.
+type PayeeRules struct {
+	CountryCode        string          `json:"country_code"`
+	CountryName        string          `json:"country_name"`
+	MandatoryFields    []FieldRule     `json:"mandatory_fields"`
+	OptionalFields     []FieldRule     `json:"optional_fields"`
+	Account            PayoutAccount   `json:"account"`
+	DocumentsAllowed   map[string]bool `json:"documents_allowed"`
+	BankIdentifierType string          `json:"bank_identifier_type"`
+}
+
+// payeeBankRequest is the request whose fields the rules govern (with the address fields).
+const payeeBankRequest = "payee_banks_add"
+
+// dataTypeTags says which field a format-bearing data type may govern.
+var dataTypeTags = map[string]string{
+	"iban": "account_number", "clabe": "account_number", "ifsc": "identifier_value",
+	"country": "country", "enum": "bank_acc_type",
+}
+
+var ifscPattern = regexp.MustCompile(`^[A-Z]{4}0[A-Z0-9]{6}$`)
+
+// GetPayeeRules returns the rules for a destination country and payout currency.
+//
+// Returns CodeInvalid for a malformed or unknown country or currency code and CodeNotFound
+// when there are no rules for the pair.
+func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency string) (PayeeRules, error) {
+	query := map[string]string{"country_code": countryCode, "payout_currency": payoutCurrency}
+	if err := s.checkQuery("rules_get", query); err != nil {
+		return PayeeRules{}, err
+	}
+	var r PayeeRules
+	err := s.read(ctx, func(q *queries.Queries) error {
+		row, err := q.GetPayeeRules(ctx, queries.GetPayeeRulesParams{CountryCode: countryCode, PayoutCurrency: payoutCurrency})
+		if err != nil {
+			return notFound(err, fmt.Sprintf("No payee rules for %s and %s.", countryCode, payoutCurrency))
+		}
+		c := row.PayeeRuleCountry
+		r = PayeeRules{CountryCode: c.CountryCode, CountryName: c.CountryName, BankIdentifierType: c.BankIdentifierType}
+		for _, part := range []struct {
+			raw string
+			dst any
+		}{
+			{c.MandatoryFields, &r.MandatoryFields},
+			{c.OptionalFields, &r.OptionalFields},
+			{row.Account, &r.Account},
+			{row.DocumentsAllowed, &r.DocumentsAllowed},
+		} {
+			if err := json.Unmarshal([]byte(part.raw), part.dst); err != nil {
+				return fmt.Errorf("payments: stored payee rules %s/%s: %w", countryCode, payoutCurrency, err)
+			}
+		}
+		return nil
+	})
+	return r, err
+}
+
+// LoadPayeeRules replaces the payee rules in force with those of a rules file: a JSON
+// array of PayeeRules. The file is checked as a whole first (its schema, known tags,
+// lengths within the request limits, formats in their place, one set of field rules per
+// country, minimum not above maximum); a file with any fault changes nothing. source
+// names the file in the history of rule sets. It returns the number of rules loaded.
+//
+// Returns CodeInvalid, saying what is wrong and where, for a faulty file.
+func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte) (int, error) {
+	rules, err := s.parsePayeeRules(raw)
+	if err != nil {
+		return 0, err
+	}
+	err = s.write(ctx, func(q *queries.Queries) error {
+		setID, err := q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
+		if err != nil {
+			return err
+		}
+		added := map[string]bool{}
+		for _, r := range rules {
+			if !added[r.CountryCode] {
+				added[r.CountryCode] = true
+				mandatory, _ := json.Marshal(r.MandatoryFields)
+				optional, _ := json.Marshal(r.OptionalFields)
+				if err := q.AddRuleCountry(ctx, queries.AddRuleCountryParams{
+					SetID:              setID,
+					CountryCode:        r.CountryCode,
+					CountryName:        r.CountryName,
+					BankIdentifierType: r.BankIdentifierType,
+					MandatoryFields:    string(mandatory),
+					OptionalFields:     string(optional),
+				}); err != nil {
+					return err
+				}
+			}
+			account, _ := json.Marshal(r.Account)
+			documents, _ := json.Marshal(r.DocumentsAllowed)
+			if err := q.AddRuleCurrency(ctx, queries.AddRuleCurrencyParams{
+				SetID:            setID,
+				CountryCode:      r.CountryCode,
+				PayoutCurrency:   r.Account.PayoutCurrency,
+				Account:          string(account),
+				DocumentsAllowed: string(documents),
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rules), nil
+}
+
+// loadDefaultRules loads the embedded rules into a store that has none.
+func (s *Service) loadDefaultRules(ctx context.Context) error {
+	var current int64
+	err := s.read(ctx, func(q *queries.Queries) (err error) {
+		current, err = q.CurrentRuleSet(ctx)
+		return err
+	})
+	if err != nil || current > 0 {
+		return err
+	}
+	_, err = s.LoadPayeeRules(ctx, "embedded data/payee_rules.json", defaultPayeeRules)
+	return err
+}
+
+func rulesFault(format string, args ...any) *Error {
+	return Errorf(CodeInvalid, "Payee rules refused: "+format, args...)
+}
+
+// parsePayeeRules checks a rules file as a whole and returns its rules.
+func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
+	doc, fe := parseBody(raw)
+	if fe != nil {
+		return nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
+	}
+	err := s.schemas.validate("payee_rules_load", map[string]any{"path": map[string]any{}, "query": map[string]any{}, "body": doc}, nil)
+	if pe, ok := err.(*Error); ok && len(pe.Fields) > 0 {
+		var where []string
+		for _, f := range pe.Fields {
+			path := make([]string, 0, len(f.Loc))
+			for _, p := range f.Loc[1:] {
+				path = append(path, fmt.Sprint(p))
+			}
+			where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
+		}
+		refused := rulesFault("%s.", strings.Join(where, "; "))
+		refused.Fields = pe.Fields
+		return nil, refused
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rules []PayeeRules
+	if err := json.Unmarshal(raw, &rules); err != nil {
+		return nil, rulesFault("%v.", err)
+	}
+
+	limits := s.schemas.ruleTagLimits()
+	required := s.schemas.requiredBankFields()
+	countries := map[string]PayeeRules{}
+	pairs := map[string]bool{}
+	for i, r := range rules {
+		at := fmt.Sprintf("entry %d (%s/%s)", i, r.CountryCode, r.Account.PayoutCurrency)
+		pair := r.CountryCode + "/" + r.Account.PayoutCurrency
+		if pairs[pair] {
+			return nil, rulesFault("%s: a second entry for the same country and currency.", at)
+		}
+		pairs[pair] = true
+		tags := map[string]bool{}
+		for _, f := range append(append([]FieldRule{}, r.MandatoryFields...), r.OptionalFields...) {
+			limit, known := limits[f.Tag]
+			switch {
+			case !known:
+				return nil, rulesFault("%s: tag %q is not a payee bank or address field.", at, f.Tag)
+			case tags[f.Tag]:
+				return nil, rulesFault("%s: tag %q is listed twice.", at, f.Tag)
+			case limit > 0 && f.Length > limit:
+				return nil, rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
+			case dataTypeTags[f.DataType] != "" && dataTypeTags[f.DataType] != f.Tag:
+				return nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypeTags[f.DataType], f.Tag)
+			}
+			tags[f.Tag] = true
+		}
+		for _, field := range required {
+			if !containsTag(r.MandatoryFields, field) {
+				return nil, rulesFault("%s: %s must be a mandatory field.", at, field)
+			}
+		}
+		min, _ := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
+		max, _ := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
+		if min.Cmp(max) > 0 {
+			return nil, rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
+		}
+		if first, seen := countries[r.CountryCode]; seen && !sameFieldRules(first, r) {
+			return nil, rulesFault("%s: field rules differ from another entry of %s; they belong to the country.", at, r.CountryCode)
+		}
+		countries[r.CountryCode] = r
+		if _, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields); err != nil {
+			return nil, rulesFault("%s: %v.", at, err)
+		}
+	}
+	return rules, nil
+}
+
+func containsTag(fields []FieldRule, tag string) bool {
+	for _, f := range fields {
+		if f.Tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+func sameFieldRules(a, b PayeeRules) bool {
+	encode := func(r PayeeRules) []byte {
+		out, _ := json.Marshal([]any{r.CountryName, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields})
+		return out
+	}
+	return bytes.Equal(encode(a), encode(b))
+}
+
+// requestBody returns the body schema node of a request schema file.
+func (v *validator) requestBody(request string) map[string]any {
+	body, _ := lookup(v.docs[schemaBaseURL+request+".json"], []string{"properties", "body"}).(map[string]any)
+	return body
+}
+
+// ruleTagLimits maps every field a rule may govern (the fields of the payee bank and
+// address requests) to the request's own maximum length (0 when it has none of its own).
+func (v *validator) ruleTagLimits() map[string]int {
+	limits := map[string]int{}
+	for _, request := range []string{"addresses_add", payeeBankRequest} {
+		props, _ := v.requestBody(request)["properties"].(map[string]any)
+		for field, p := range props {
+			node, _ := p.(map[string]any)
+			limits[field] = 0
+			if n, ok := node["maxLength"]; ok {
+				limits[field] = int(asInt(n))
+			}
+		}
+	}
+	delete(limits, "payee_id") // the payee, not a field of the payee's bank
+	return limits
+}
+
+// requiredBankFields lists the payee bank fields every country must make mandatory: those
+// the request itself requires.
+func (v *validator) requiredBankFields() []string {
+	var out []string
+	for _, r := range asSlice(v.requestBody(payeeBankRequest)["required"]) {
+		if r != "payee_id" {
+			out = append(out, r.(string))
+		}
+	}
+	return out
+}
+
+// forCountry compiles a country's field rules into a validator of Add Payee Bank
+// documents: a JSON Schema requiring the mandatory fields, with a format per field that
+// checks the country's length and data type, or refuses a field the country does not
+// list. Failures come out as the request's own: missing, or value_error, at the field.
+func (v *validator) forCountry(country, identifierType string, mandatory, optional []FieldRule) (*validator, error) {
+	rules := map[string]FieldRule{}
+	for _, f := range append(append([]FieldRule{}, mandatory...), optional...) {
+		rules[f.Tag] = f
+	}
+	props, _ := v.requestBody(payeeBankRequest)["properties"].(map[string]any)
+	cv := &validator{
+		schemas: map[string]*jsonschema.Schema{},
+		docs:    map[string]any{},
+		order:   map[string]map[string]int{payeeBankRequest: v.order[payeeBankRequest]},
+		formats: map[string]format{},
+	}
+	fields := map[string]any{}
+	for field := range props {
+		if field == "payee_id" {
+			continue
+		}
+		name := "payee-rule/" + country + "/" + field
+		rule, listed := rules[field]
+		cv.formats[name] = valueErrorFormat(ruleProblem(country, field, identifierType, rule, listed))
+		fields[field] = map[string]any{"format": name}
+	}
+	var required []any
+	for _, f := range mandatory {
+		if _, ok := props[f.Tag]; ok {
+			required = append(required, f.Tag)
+		}
+	}
+	schema := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"body": map[string]any{"type": "object", "properties": fields, "required": required},
+		},
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	url := "file:///payee-rules/" + country + ".json"
+	if cv.docs[url], err = decodeJSON(raw); err != nil {
+		return nil, err
+	}
+	c := cv.compiler()
+	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+		return nil, err
+	}
+	if cv.schemas[payeeBankRequest], err = c.Compile(url); err != nil {
+		return nil, err
+	}
+	return cv, nil
+}
+
+// ruleProblem returns the check of one payee bank field under a country's rules.
+func ruleProblem(country, field, identifierType string, rule FieldRule, listed bool) func(string) string {
+	return func(s string) string {
+		switch {
+		case !listed:
+			return fmt.Sprintf("%s is not accepted for %s", field, country)
+		case field == "identifier_type" && s != identifierType:
+			return fmt.Sprintf("%s must be '%s' for %s", field, identifierType, country)
+		}
+		if n := utf8.RuneCountInString(s); n > rule.Length {
+			return fmt.Sprintf("%s must be at most %d characters for %s", field, rule.Length, country)
+		}
+		problem := ""
+		switch rule.DataType {
+		case "numeric":
+			if strings.Trim(s, "0123456789") != "" {
+				problem = "must contain digits only"
+			}
+		case "iban":
+			problem = ibanProblem(s, country, rule.Length)
+		case "clabe":
+			problem = clabeProblem(s)
+		case "ifsc":
+			if !ifscPattern.MatchString(s) {
+				problem = "must be an IFSC code: four letters, a zero, then six letters or digits"
+			}
+		}
+		if problem != "" {
+			return fmt.Sprintf("%s %s for %s", field, problem, country)
+		}
+		return ""
+	}
+}
