@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -122,7 +123,10 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 		s.writer.Close()
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
-	s.reader.SetMaxIdleConns(4)
+	// Enough readers to keep every core busy; more would only queue inside SQLite.
+	readers := max(4, 2*runtime.GOMAXPROCS(0))
+	s.reader.SetMaxOpenConns(readers)
+	s.reader.SetMaxIdleConns(readers)
 	if err := s.loadDefaultRules(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("payments: load payee rules: %w", err)
