@@ -200,11 +200,12 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	return creds, nil
 }
 
-// HasPlatforms reports whether any platform has been created.
+// HasPlatforms reports whether any platform of the service's environment exists: whether
+// anyone can call the platform endpoints yet.
 func (s *Service) HasPlatforms(ctx context.Context) (bool, error) {
 	var n int64
 	err := s.read(ctx, func(q *queries.Queries) (err error) {
-		n, err = q.CountPlatforms(ctx)
+		n, err = q.CountPlatforms(ctx, string(s.env))
 		return err
 	})
 	return n > 0, err

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 )
 
 // The JSON Schema formats of schema/, each with the check the validator runs and the entry
@@ -98,7 +100,13 @@ func valueErrorFormat(problem func(string) string) format {
 }
 
 // uuidProblem says why s is not a UUID, in the words of the uuid parser pydantic uses.
+// The forms accepted are exactly those uuid.Parse accepts (and pydantic too): 36
+// characters hyphenated, 32 hex digits, and the hyphenated form braced or urn:uuid:
+// prefixed.
 func uuidProblem(s string) string {
+	if _, err := uuid.Parse(s); err == nil {
+		return ""
+	}
 	hexDigit := func(r rune) bool {
 		return r < utf8.RuneSelf && (r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F')
 	}
@@ -115,11 +123,8 @@ func uuidProblem(s string) string {
 			return fmt.Sprintf("invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `%c` at %d", r, offset+i+1)
 		}
 	}
-	if !strings.Contains(body, "-") {
-		if len(body) != 32 {
-			return fmt.Sprintf("invalid length: expected length 32 for simple format, found %d", len(body))
-		}
-		return ""
+	if !strings.Contains(body, "-") && body == s {
+		return fmt.Sprintf("invalid length: expected length 32 for simple format, found %d", len(body))
 	}
 	groups := strings.Split(body, "-")
 	if len(groups) != 5 {
@@ -130,7 +135,7 @@ func uuidProblem(s string) string {
 			return fmt.Sprintf("invalid group length in group %d: expected %d, found %d", i, want, len(groups[i]))
 		}
 	}
-	return ""
+	return "invalid format"
 }
 
 // emailProblem says why s is not a deliverable-looking email address, in the words of the

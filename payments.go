@@ -115,6 +115,10 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	s.writer.SetMaxIdleConns(1)
 	s.writer.SetConnMaxLifetime(0)
 	s.writer.SetConnMaxIdleTime(0)
+	if err := s.writer.PingContext(ctx); err != nil {
+		s.writer.Close()
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
+	}
 	if err := s.migrate(ctx); err != nil {
 		s.writer.Close()
 		return nil, fmt.Errorf("payments: migrate %s: %w", path, err)

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -13,7 +14,7 @@ import (
 type Config struct {
 	// Addr is the TCP address to listen on, e.g. "127.0.0.1:8080" (":0" picks a port).
 	Addr string
-	// CertFile and KeyFile, when both set, serve HTTPS; otherwise plain HTTP.
+	// CertFile and KeyFile, when set (both or neither), serve HTTPS; otherwise plain HTTP.
 	CertFile, KeyFile string
 	// Logger receives the server's own messages; nil discards them.
 	Logger *slog.Logger
@@ -38,11 +39,24 @@ func Run(ctx context.Context, h http.Handler, cfg Config) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	var tlsConfig *tls.Config
+	switch {
+	case (cfg.CertFile == "") != (cfg.KeyFile == ""):
+		return errors.New("httpserver: a certificate needs its key and a key its certificate")
+	case cfg.CertFile != "":
+		// Loaded before listening, so that a bad pair fails at once, not after "listening".
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return err
+		}
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
+		TLSConfig:         tlsConfig,
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
@@ -53,8 +67,8 @@ func Run(ctx context.Context, h http.Handler, cfg Config) error {
 	}
 	served := make(chan error, 1)
 	go func() {
-		if cfg.CertFile != "" && cfg.KeyFile != "" {
-			served <- srv.ServeTLS(ln, cfg.CertFile, cfg.KeyFile)
+		if tlsConfig != nil {
+			served <- srv.ServeTLS(ln, "", "")
 		} else {
 			served <- srv.Serve(ln)
 		}

@@ -8,7 +8,7 @@ FROM platforms
 WHERE id = ?;
 
 -- name: CountPlatforms :one
-SELECT count(*) FROM platforms;
+SELECT count(*) FROM platforms WHERE environment = ?;
 
 -- name: NextUserSeq :one
 UPDATE platforms

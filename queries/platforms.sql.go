@@ -10,11 +10,11 @@ import (
 )
 
 const countPlatforms = `-- name: CountPlatforms :one
-SELECT count(*) FROM platforms
+SELECT count(*) FROM platforms WHERE environment = ?
 `
 
-func (q *Queries) CountPlatforms(ctx context.Context) (int64, error) {
-	row := q.db.QueryRowContext(ctx, countPlatforms)
+func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countPlatforms, environment)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
