@@ -1,0 +1,4 @@
+package cli
+
+// MainContext is Main under ctx: cancelling ctx stops serve as SIGINT would.
+var MainContext = run

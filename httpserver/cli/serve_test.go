@@ -1,0 +1,161 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/platform-payments/payments/httpserver/cli"
+)
+
+// syncBuffer is a buffer the server's goroutines may write while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logLines decodes the JSON log lines written so far.
+func logLines(t *testing.T, log string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+// serve starts paymentsd serve with args; stop cancels it and returns its exit status.
+func serve(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &syncBuffer{}
+	var stdout syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cli.MainContext(ctx, append([]string{"serve"}, args...), strings.NewReader(""), &stdout, stderr)
+	}()
+	stop = func() int {
+		cancel()
+		select {
+		case code := <-done:
+			if stdout.String() != "" {
+				t.Errorf("serve wrote %q on stdout", stdout.String())
+			}
+			return code
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+			return -1
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d: %s", code, stderr)
+		default:
+		}
+		for _, l := range logLines(t, stderr.String()) {
+			if l["msg"] == "listening" {
+				return l["addr"].(string), stderr, stop
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stop()
+	t.Fatalf("serve never logged listening: %s", stderr)
+	return
+}
+
+func TestServe(t *testing.T) {
+	t.Run("OK", func(t *testing.T) {
+		db := tempDB(t)
+		addr, stderr, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0", "-env", "production")
+
+		log := logLines(t, stderr.String())
+		if hint, _ := log[0]["msg"].(string); !strings.Contains(hint, "paymentsd platform create -db "+db+" -env production -name NAME") {
+			t.Errorf("first log line %v, want the hint to create a platform", log[0])
+		}
+		listening := log[len(log)-1]
+		if listening["environment"] != "production" || listening["url"] != "http://"+addr {
+			t.Errorf("listening line %v", listening)
+		}
+
+		resp, err := http.Get("http://" + addr + "/api/platform/users/get/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("status %d, want 401", resp.StatusCode)
+		}
+
+		if code := stop(); code != 0 {
+			t.Errorf("exit status %d after shutdown, want 0: %s", code, stderr)
+		}
+		if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			t.Errorf("still listening on %s after stop", addr)
+		}
+	})
+
+	t.Run("NoHintWithPlatform", func(t *testing.T) {
+		db := tempDB(t)
+		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
+			t.Fatalf("platform create: %+v", r)
+		}
+		_, stderr, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0")
+		if code := stop(); code != 0 {
+			t.Errorf("exit status %d, want 0", code)
+		}
+		if strings.Contains(stderr.String(), "platform create") {
+			t.Errorf("hint printed although a platform exists: %s", stderr)
+		}
+	})
+
+	t.Run("ErrAddressInUse", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		r := run(t, "", "serve", "-db", tempDB(t), "-addr", ln.Addr().String())
+		if r.code != 1 || r.stdout != "" {
+			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
+		}
+		if last := strings.TrimSpace(r.stderr[strings.LastIndex(strings.TrimSpace(r.stderr), "\n")+1:]); !strings.HasPrefix(last, "paymentsd serve: ") {
+			t.Errorf("stderr ends with %q, want the failure", last)
+		}
+	})
+
+	t.Run("ErrTLSFiles", func(t *testing.T) {
+		r := run(t, "", "serve", "-db", tempDB(t), "-addr", "127.0.0.1:0", "-tls-cert", "absent.pem", "-tls-key", "absent.key")
+		if r.code != 1 {
+			t.Errorf("exit status %d, want 1", r.code)
+		}
+		wantOneLine(t, "stderr", r.stderr, "paymentsd serve: TLS certificate: ")
+	})
+}

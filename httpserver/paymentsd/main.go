@@ -1,0 +1,32 @@
+// Paymentsd serves the Platform Payments API and administers its database: one program
+// for the server and for everything that has no HTTP route.
+//
+// Usage:
+//
+//	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE]
+//	paymentsd platform create [-db F] [-env sandbox|production] -name NAME
+//	paymentsd apikey create   [-db F] -user USER_ID
+//	paymentsd user verify     [-db F] USER_ID
+//	paymentsd call -url URL (-platform ID -secret S | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
+//
+// Every command but call works on the SQLite file named by -db (default payments.db),
+// creating and migrating it on first use; the server and the other commands may use one
+// file at the same time. What a command creates is printed on stdout as one line of JSON.
+// serve logs JSON on stderr, including the address it listens on, and stops gracefully
+// on SIGINT or SIGTERM. call signs a request as a platform (or authenticates it with a
+// user-API key), sends it and prints the response body.
+//
+// Exit status: 0 on success, 1 when the operation failed (for call: a status other than
+// 2xx), 2 for bad flags or arguments. Run 'paymentsd -h' or 'paymentsd COMMAND -h' for
+// details.
+package main
+
+import (
+	"os"
+
+	"github.com/platform-payments/payments/httpserver/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
