@@ -186,7 +186,11 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
 			for _, p := range f.Loc[1:] {
 				path = append(path, fmt.Sprint(p))
 			}
-			where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
+			if len(path) == 0 {
+				where = append(where, "the file: "+f.Msg)
+			} else {
+				where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
+			}
 		}
 		refused := rulesFault("%s.", strings.Join(where, "; "))
 		refused.Fields = pe.Fields

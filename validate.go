@@ -343,7 +343,7 @@ func (v *validator) validate(name string, doc map[string]any, bodyKeys []string)
 var keywordRank = map[string]int{
 	"required": 0, "additionalProperties": 0, "type": 1, "strict-integer": 2,
 	"minLength": 3, "maxLength": 4, "pattern": 5, "format": 6,
-	"enum": 7, "const": 7, "minimum": 8, "maximum": 9,
+	"enum": 7, "const": 7, "minimum": 8, "maximum": 9, "minItems": 3,
 }
 
 var sectionRank = map[string]int{"path": 0, "query": 1, "body": 2}
@@ -460,6 +460,10 @@ func (v *validator) describe(keyword string, node map[string]any, value any) (in
 		n := asNumber(node["maximum"])
 		fe.Type, fe.Msg = "less_than_equal", fmt.Sprintf("Input should be less than or equal to %v", n)
 		fe.Ctx = map[string]any{"le": n}
+	case "minItems":
+		n, got := asInt(node["minItems"]), len(asSlice(value))
+		fe.Type, fe.Msg = "too_short", fmt.Sprintf("List should have at least %d item%s after validation, not %d", n, plural(n), got)
+		fe.Ctx = map[string]any{"field_type": "List", "min_length": n, "actual_length": got}
 	case "enum", "const":
 		allowed := asSlice(node["enum"])
 		if keyword == "const" {

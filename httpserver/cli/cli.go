@@ -41,6 +41,10 @@ var commands = []*command{
 	platformCreateCommand,
 	apikeyCreateCommand,
 	userVerifyCommand,
+	cardAddCommand,
+	addressAddCommand,
+	ratesSetCommand,
+	rulesLoadCommand,
 	callCommand,
 }
 
