@@ -168,7 +168,7 @@ func (s *Service) loadDefaultRules(ctx context.Context) error {
 	return err
 }
 
-func rulesFault(format string, args ...any) *Error {
+func rulesFault(format string, args ...any) error {
 	return Errorf(CodeInvalid, "Payee rules refused: "+format, args...)
 }
 
@@ -192,9 +192,7 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
 				where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
 			}
 		}
-		refused := rulesFault("%s.", strings.Join(where, "; "))
-		refused.Fields = pe.Fields
-		return nil, refused
+		return nil, rulesFault("%s.", strings.Join(where, "; "))
 	}
 	if err != nil {
 		return nil, err
