@@ -97,19 +97,21 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		Email:            in.Email,
 		PhoneCountryCode: in.PhoneCountryCode,
 		Phone:            in.Phone,
-		CreatedAt:        s.Now(),
 	}
 	var emailKey sql.NullString
 	if in.Email != nil {
 		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
 	}
-	created := formatTime(u.CreatedAt)
 	err = s.write(ctx, func(q *queries.Queries) error {
+		// The clock is read holding the write lock, so that creation times follow the
+		// creation order List Users pages by.
+		u.CreatedAt = s.Now()
+		created := formatTime(u.CreatedAt)
 		seq, err := q.NextUserSeq(ctx, platformID.String())
 		if err != nil {
 			return notFound(err, "Platform not found.")
 		}
-		if u.PwID, err = q.CreateUser(ctx, queries.CreateUserParams{
+		u.PwID, err = q.CreateUser(ctx, queries.CreateUserParams{
 			ID:               u.UserID.String(),
 			PlatformID:       platformID.String(),
 			Seq:              seq,
@@ -119,7 +121,8 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 			PhoneCountryCode: nullString(u.PhoneCountryCode),
 			Phone:            nullString(u.Phone),
 			CreatedAt:        created,
-		}); err != nil {
+		})
+		if err != nil {
 			return storeError(err)
 		}
 		if err := q.CreateWallet(ctx, queries.CreateWalletParams{

@@ -161,7 +161,9 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 		if fe != nil {
 			return invalid(*fe)
 		}
-		doc["body"] = body
+		if body != nil { // a JSON null body is no body, as FastAPI has it
+			doc["body"] = body
+		}
 		if _, ok := body.(map[string]any); ok {
 			bodyKeys = objectKeys(req.Body)
 		}
