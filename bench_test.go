@@ -1,0 +1,303 @@
+package payments_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/httpserver"
+)
+
+// Benchmarks of the users operations, each through the library and through the HTTP
+// handler (the real request pipeline, driven in-process with signed requests), on a store
+// holding benchUsers users of one platform.
+//
+//	go test -run '^$' -bench . -benchtime 2000x
+
+const benchUsers = 100_000
+
+// benchStore is the seeded database, built once per process: creating 100,000 users through
+// CreateUser costs one fsynced transaction each, so the template is written with direct SQL
+// in one transaction, row for row what CreateUser writes, and kept in memory as the file's
+// bytes; each benchmark starts from its own copy.
+type benchStore struct {
+	image    []byte // the database file
+	platform payments.PlatformCredentials
+	userIDs  []string // by seq
+}
+
+var (
+	benchSeedOnce sync.Once
+	benchSeed     *benchStore
+	benchSeedErr  error
+)
+
+// openBenchStore opens a service on a fresh copy of the seeded store.
+func openBenchStore(b *testing.B) (*payments.Service, *benchStore) {
+	b.Helper()
+	benchSeedOnce.Do(func() {
+		start := time.Now()
+		benchSeed, benchSeedErr = buildBenchStore(context.Background())
+		if benchSeedErr == nil {
+			b.Logf("seeded %d users (%d MiB) in %v", benchUsers, len(benchSeed.image)>>20, time.Since(start).Round(time.Millisecond))
+		}
+	})
+	if benchSeedErr != nil {
+		b.Fatal(benchSeedErr)
+	}
+	path := filepath.Join(b.TempDir(), "payments.db")
+	if err := os.WriteFile(path, benchSeed.image, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return mustOpenFile(b, path), benchSeed
+}
+
+func buildBenchStore(ctx context.Context) (*benchStore, error) {
+	dir, err := os.MkdirTemp("", "payments-bench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "template.db")
+
+	// The schema and the platform come from the library itself.
+	svc, err := payments.Open(ctx, path, payments.Options{})
+	if err != nil {
+		return nil, err
+	}
+	platform, err := svc.CreatePlatform(ctx, "Bench platform", payments.Sandbox)
+	if err != nil {
+		svc.Close()
+		return nil, err
+	}
+	if err := svc.Close(); err != nil {
+		return nil, err
+	}
+
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(OFF)")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	st := &benchStore{platform: platform, userIDs: make([]string, benchUsers)}
+	rng := rand.NewChaCha8([32]byte{}) // random-looking v4 UUIDs, the same every run
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	const layout = "2006-01-02T15:04:05.000000Z" // the library's stored form
+
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	insertUser, err := tx.PrepareContext(ctx, `INSERT INTO users
+		(id, platform_id, seq, name, email, email_key, phone_country_code, phone, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	insertWallet, err := tx.PrepareContext(ctx, `INSERT INTO wallets (id, user_id, currency, balance, created_at)
+		VALUES (?, ?, 'USD', '0', ?)`)
+	if err != nil {
+		return nil, err
+	}
+	insertSettings, err := tx.PrepareContext(ctx, `INSERT INTO user_settings
+		(user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
+		VALUES (?, 'USD', 'UTC', 'en', 1, 0, ?)`)
+	if err != nil {
+		return nil, err
+	}
+	for seq := 1; seq <= benchUsers; seq++ {
+		id, err := uuid.NewRandomFromReader(rng)
+		if err != nil {
+			return nil, err
+		}
+		wallet, err := uuid.NewRandomFromReader(rng)
+		if err != nil {
+			return nil, err
+		}
+		created := start.Add(time.Duration(seq) * time.Millisecond).Format(layout)
+		email := fmt.Sprintf("User%06d@Example.com", seq)
+		emailKey := fmt.Sprintf("user%06d@example.com", seq)
+		if _, err := insertUser.ExecContext(ctx, id.String(), platform.PlatformID.String(), seq,
+			fmt.Sprintf("User %06d", seq), email, emailKey, created); err != nil {
+			return nil, err
+		}
+		if _, err := insertWallet.ExecContext(ctx, wallet.String(), id.String(), created); err != nil {
+			return nil, err
+		}
+		if _, err := insertSettings.ExecContext(ctx, id.String(), created); err != nil {
+			return nil, err
+		}
+		st.userIDs[seq-1] = id.String()
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE platforms SET user_count = ? WHERE id = ?`,
+		benchUsers, platform.PlatformID.String()); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, err
+	}
+	// Everything into the main file, so that its bytes alone are the whole store.
+	if _, err := db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if st.image, err = os.ReadFile(path); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// benchClient signs and sends requests to the handler as a platform would.
+type benchClient struct {
+	h        http.Handler
+	platform payments.PlatformCredentials
+}
+
+func (c benchClient) do(b *testing.B, method, target string, body []byte, signature string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, bytes.NewReader(body))
+	req.Header.Set(payments.HeaderPlatformID, c.platform.PlatformID.String())
+	req.Header.Set(payments.HeaderSignature, signature)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	rec := httptest.NewRecorder()
+	c.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		b.Fatalf("%s %s: %d %s", method, target, rec.Code, rec.Body)
+	}
+	return rec
+}
+
+func reportThroughput(b *testing.B) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func BenchmarkCreateUser(b *testing.B) {
+	ctx := context.Background()
+	svc, st := openBenchStore(b)
+	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	created := 0 // across runs of both sub-benchmarks: every email is new
+
+	b.Run("library", func(b *testing.B) {
+		emails := make([]string, b.N)
+		for i := range emails {
+			created++
+			emails[i] = fmt.Sprintf("bench%d@example.com", created)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			if _, err := svc.CreateUser(ctx, st.platform.PlatformID, payments.NewUser{Name: "Bench User", Email: &emails[i]}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportThroughput(b)
+	})
+
+	b.Run("handler", func(b *testing.B) {
+		const target = "/api/platform/users/create"
+		bodies := make([][]byte, b.N)
+		signatures := make([]string, b.N)
+		for i := range bodies {
+			created++
+			bodies[i] = fmt.Appendf(nil, `{"name":"Bench User","email":"bench%d@example.com","phone_country_code":"+44","phone":"2079460000"}`, created)
+			signatures[i] = payments.Sign(st.platform.Secret, http.MethodPost, target, bodies[i])
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			client.do(b, http.MethodPost, target, bodies[i], signatures[i])
+		}
+		reportThroughput(b)
+	})
+}
+
+func BenchmarkGetUser(b *testing.B) {
+	ctx := context.Background()
+	svc, st := openBenchStore(b)
+	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	// Users picked all over the store, not one hot row.
+	pick := func(i int) string { return st.userIDs[(i*7919)%len(st.userIDs)] }
+
+	b.Run("library", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			if _, err := svc.GetUser(ctx, st.platform.PlatformID, pick(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportThroughput(b)
+	})
+
+	b.Run("handler", func(b *testing.B) {
+		n := min(b.N, len(st.userIDs))
+		targets := make([]string, n)
+		signatures := make([]string, n)
+		for i := range n {
+			targets[i] = "/api/platform/users/get/" + pick(i)
+			signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			client.do(b, http.MethodGet, targets[i%n], nil, signatures[i%n])
+		}
+		reportThroughput(b)
+	})
+}
+
+func BenchmarkListUsers(b *testing.B) {
+	ctx := context.Background()
+	svc, st := openBenchStore(b)
+	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	const target = "/api/platform/users/list"
+
+	for _, page := range []int{1, benchUsers / 10} {
+		params := payments.ListUsersParams{RowsPerPage: 10, PageNo: page}
+		// The page is the right one before it is timed.
+		got, err := svc.ListUsers(ctx, st.platform.PlatformID, params)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(got.Records) != 10 || got.TotalRecords != benchUsers || got.Records[0].UserID.String() != st.userIDs[(page-1)*10] {
+			b.Fatalf("page %d: %d records of %d, first %s", page, len(got.Records), got.TotalRecords, got.Records[0].UserID)
+		}
+
+		b.Run(fmt.Sprintf("library/page%d", page), func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := svc.ListUsers(ctx, st.platform.PlatformID, params); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportThroughput(b)
+		})
+
+		b.Run(fmt.Sprintf("handler/page%d", page), func(b *testing.B) {
+			body := fmt.Appendf(nil, `{"rows_per_page":10,"page_no":%d}`, page)
+			signature := payments.Sign(st.platform.Secret, http.MethodPost, target, body)
+			b.ReportAllocs()
+			for range b.N {
+				client.do(b, http.MethodPost, target, body, signature)
+			}
+			reportThroughput(b)
+		})
+	}
+}

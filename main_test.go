@@ -1,0 +1,151 @@
+package payments_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // the "sqlite" driver, to look inside the store's file
+
+	"github.com/platform-payments/payments"
+)
+
+// Helpers shared by the tests of the root package.
+
+// mustOpen opens a service on a new database file in a temporary directory (never
+// :memory:, which gives each pooled connection its own database) and closes it when the
+// test ends. At most one Options may be given.
+func mustOpen(tb testing.TB, opts ...payments.Options) *payments.Service {
+	tb.Helper()
+	return mustOpenFile(tb, filepath.Join(tb.TempDir(), "payments.db"), opts...)
+}
+
+// mustOpenFile is mustOpen on a database file of the caller's choice, for tests that look
+// inside the file or open it again.
+func mustOpenFile(tb testing.TB, path string, opts ...payments.Options) *payments.Service {
+	tb.Helper()
+	if len(opts) > 1 {
+		tb.Fatalf("mustOpen: %d Options, want at most one", len(opts))
+	}
+	var o payments.Options
+	if len(opts) == 1 {
+		o = opts[0]
+	}
+	svc, err := payments.Open(context.Background(), path, o)
+	if err != nil {
+		tb.Fatalf("open %s: %v", path, err)
+	}
+	tb.Cleanup(func() {
+		if err := svc.Close(); err != nil { // Close is idempotent: a test may close first
+			tb.Errorf("close %s: %v", path, err)
+		}
+	})
+	return svc
+}
+
+// mustPlatform creates a platform of the service's environment.
+func mustPlatform(tb testing.TB, svc *payments.Service) payments.PlatformCredentials {
+	tb.Helper()
+	p, err := svc.CreatePlatform(context.Background(), "Test platform", "")
+	if err != nil {
+		tb.Fatalf("create platform: %v", err)
+	}
+	return p
+}
+
+// mustUser creates a user of the platform with the given email.
+func mustUser(tb testing.TB, svc *payments.Service, platformID uuid.UUID, name, email string) payments.User {
+	tb.Helper()
+	u, err := svc.CreateUser(context.Background(), platformID, payments.NewUser{Name: name, Email: &email})
+	if err != nil {
+		tb.Fatalf("create user %s: %v", email, err)
+	}
+	return u
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// rawDB opens the database file directly, to check what the service stored.
+func rawDB(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// queryInt runs a query returning one integer.
+func queryInt(tb testing.TB, db *sql.DB, query string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		tb.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// fixedClock returns a clock standing at t until it is moved with the returned setter.
+func fixedClock(t time.Time) (now func() time.Time, set func(time.Time)) {
+	var cur atomic.Pointer[time.Time]
+	cur.Store(&t)
+	return func() time.Time { return *cur.Load() }, func(t time.Time) { cur.Store(&t) }
+}
+
+// counterIDs returns an id generator producing ffffffff-0000-0000-0000-000000000001, ...2,
+// and so on: easy to recognise, safe for concurrent use.
+func counterIDs() func() uuid.UUID {
+	var n atomic.Uint64
+	return func() uuid.UUID {
+		id := uuid.UUID{0: 0xff, 1: 0xff, 2: 0xff, 3: 0xff}
+		v := n.Add(1)
+		for i := 15; i >= 8; i-- {
+			id[i] = byte(v)
+			v >>= 8
+		}
+		return id
+	}
+}
+
+// canonicalJSON encodes v, decodes it into plain values and encodes it again, so that two
+// values compare equal when their JSON means the same (10, 10.0 and 1e1 alike; map keys
+// in any order).
+func canonicalJSON(tb testing.TB, v any) string {
+	tb.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatalf("encode %#v: %v", v, err)
+	}
+	var plain any
+	if err := json.Unmarshal(raw, &plain); err != nil {
+		tb.Fatalf("decode %s: %v", raw, err)
+	}
+	out, err := json.Marshal(plain)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(out)
+}
+
+// errorOf asserts err is an *payments.Error of the given code and returns it.
+func errorOf(tb testing.TB, err error, code payments.Code) *payments.Error {
+	tb.Helper()
+	var e *payments.Error
+	if !errors.As(err, &e) {
+		tb.Fatalf("error = %v (%T), want a *payments.Error with code %q", err, err, code)
+	}
+	if e.Code != code {
+		tb.Fatalf("code = %q (%v), want %q", e.Code, e, code)
+	}
+	if got := payments.ErrorCode(err); got != code {
+		tb.Fatalf("ErrorCode = %q, want %q", got, code)
+	}
+	return e
+}

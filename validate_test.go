@@ -1,0 +1,407 @@
+package payments_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/platform-payments/payments"
+)
+
+// The 422 entries of the users requests, checked against CONTRACT.md section 3: the
+// entries a FastAPI (pydantic v2) service writes, in its order.
+
+// anyText, as an expected ctx value, stands for any non-empty text: the contract leaves
+// the wording of the JSON decoder's messages (ctx.error of json_invalid) to us.
+const anyText = "<any text>"
+
+type fieldErrors = []payments.FieldError
+
+type object = map[string]any
+
+func loc(parts ...any) []any { return parts }
+
+func body(s string) payments.Request { return payments.Request{Body: []byte(s)} }
+
+func pathParams(kv ...string) payments.Request {
+	req := payments.Request{Path: map[string]string{}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Path[kv[i]] = kv[i+1]
+	}
+	return req
+}
+
+// Expected entries, one constructor per kind.
+
+func missing(input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "missing", Loc: l, Msg: "Field required", Input: input}
+}
+
+func stringType(input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "string_type", Loc: l, Msg: "Input should be a valid string", Input: input}
+}
+
+func tooShort(n int, input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "string_too_short", Loc: l, Input: input,
+		Msg: fmt.Sprintf("String should have at least %d character%s", n, plural(n)),
+		Ctx: object{"min_length": n}}
+}
+
+func tooLong(n int, input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "string_too_long", Loc: l, Input: input,
+		Msg: fmt.Sprintf("String should have at most %d character%s", n, plural(n)),
+		Ctx: object{"max_length": n}}
+}
+
+func patternMismatch(pattern string, input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "string_pattern_mismatch", Loc: l, Input: input,
+		Msg: "String should match pattern '" + pattern + "'",
+		Ctx: object{"pattern": pattern}}
+}
+
+func intType(input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "int_type", Loc: l, Msg: "Input should be a valid integer", Input: input}
+}
+
+func uuidParsing(reason string, input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "uuid_parsing", Loc: l, Input: input,
+		Msg: "Input should be a valid UUID, " + reason,
+		Ctx: object{"error": reason}}
+}
+
+func emailError(reason string, input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "value_error", Loc: l, Input: input,
+		Msg: "value is not a valid email address: " + reason,
+		Ctx: object{"reason": reason}}
+}
+
+func extra(input any, l ...any) payments.FieldError {
+	return payments.FieldError{Type: "extra_forbidden", Loc: l, Msg: "Extra inputs are not permitted", Input: input}
+}
+
+func notAnObject(input any) payments.FieldError {
+	return payments.FieldError{Type: "model_attributes_type", Loc: loc("body"), Input: input,
+		Msg: "Input should be a valid dictionary or object to extract fields from"}
+}
+
+func jsonInvalid(offset int) payments.FieldError {
+	return payments.FieldError{Type: "json_invalid", Loc: loc("body", offset), Msg: "JSON decode error",
+		Input: object{}, Ctx: object{"error": anyText}}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// nested returns levels of arrays, one inside the other, as JSON text and as the value
+// it decodes to.
+func nested(levels int) (string, any) {
+	var v any = []any{}
+	for i := 1; i < levels; i++ {
+		v = []any{v}
+	}
+	return strings.Repeat("[", levels) + strings.Repeat("]", levels), v
+}
+
+type decodeCase struct {
+	name string
+	req  payments.Request
+	want fieldErrors // nil: the request is valid
+}
+
+func TestDecode_UsersCreate(t *testing.T) {
+	long := strings.Repeat("é", 101) // 101 characters, 202 bytes
+	depth32, value31 := nested(31)   // the body object is the first level
+	depth33, _ := nested(32)
+
+	runDecodeCases(t, "users_create", []decodeCase{
+		{"OK", body(`{"name":"Ada Lovelace","email":"ada@example.com","phone_country_code":"+44","phone":"2079460000"}`), nil},
+		{"OKLengthsCountCharacters", body(`{"name":"` + long[2:] + `","email":"a@example.com"}`), nil},
+
+		// One keyword class at a time.
+		{"ErrNameRequired", body(`{"email":"ada@example.com"}`), fieldErrors{
+			missing(object{"email": "ada@example.com"}, "body", "name")}},
+		{"ErrNameType", body(`{"name":5}`), fieldErrors{stringType(5, "body", "name")}},
+		{"ErrNameNull", body(`{"name":null}`), fieldErrors{stringType(nil, "body", "name")}},
+		{"ErrNameEmpty", body(`{"name":""}`), fieldErrors{tooShort(1, "", "body", "name")}},
+		{"ErrNameTooLong", body(`{"name":"` + long + `"}`), fieldErrors{tooLong(100, long, "body", "name")}},
+		{"ErrPhoneCountryCodeTooLong", body(`{"name":"a","phone_country_code":"+12345","phone":"1"}`), fieldErrors{
+			tooLong(5, "+12345", "body", "phone_country_code")}},
+		{"ErrPhoneCountryCodePattern", body(`{"name":"a","phone_country_code":"44","phone":"1"}`), fieldErrors{
+			patternMismatch(`^\+[0-9]{1,4}$`, "44", "body", "phone_country_code")}},
+		{"ErrPhonePattern", body(`{"name":"a","phone_country_code":"+44","phone":"20-7946"}`), fieldErrors{
+			patternMismatch(`^[0-9]+$`, "20-7946", "body", "phone")}},
+		{"ErrPhoneLengthBeforePattern", body(`{"name":"a","phone_country_code":"+44","phone":"1234567890123456x"}`), fieldErrors{
+			tooLong(15, "1234567890123456x", "body", "phone")}},
+		{"ErrEmail", body(`{"name":"a","email":"ada.example.com"}`), fieldErrors{
+			emailError("An email address must have an @-sign.", "ada.example.com", "body", "email")}},
+		{"ErrEmailEmptyIsOnlyTooShort", body(`{"name":"a","email":""}`), fieldErrors{tooShort(1, "", "body", "email")}},
+		{"ErrEmailType", body(`{"name":"a","email":["ada@example.com"]}`), fieldErrors{
+			stringType([]any{"ada@example.com"}, "body", "email")}},
+		{"ErrExtraForbidden", body(`{"name":"a","email":"a@example.com","nickname":"x"}`), fieldErrors{
+			extra("x", "body", "nickname")}},
+
+		// The body as a whole.
+		{"ErrBodyArray", body(`[]`), fieldErrors{notAnObject([]any{})}},
+		{"ErrBodyString", body(`"Ada"`), fieldErrors{notAnObject("Ada")}},
+		{"ErrBodyNumber", body(`1`), fieldErrors{notAnObject(1)}},
+		// FastAPI answers a JSON null body as a missing one.
+		{"ErrBodyNull", body(`null`), fieldErrors{missing(nil, "body")}},
+		{"ErrBodyMissing", payments.Request{}, fieldErrors{missing(nil, "body")}},
+		{"ErrBodyEmpty", payments.Request{Body: []byte{}}, fieldErrors{missing(nil, "body")}},
+
+		// Malformed JSON: the offset counts characters, not bytes ("é" is two bytes).
+		{"ErrJSONWhitespaceOnly", body("  "), fieldErrors{jsonInvalid(2)}},
+		{"ErrJSONOffsetInCharacters", body(`{"name": "é" x}`), fieldErrors{jsonInvalid(13)}},
+		{"ErrJSONUnterminated", body(`{"name": "é"`), fieldErrors{jsonInvalid(12)}},
+		{"ErrJSONTrailingGarbage", body(`{"name":"é"} x`), fieldErrors{jsonInvalid(13)}},
+		{"ErrJSONInvalidUTF8", body("{\"name\":\"é\xff\"}"), fieldErrors{jsonInvalid(10)}},
+		{"Nesting32LevelsParsed", body(`{"name":` + depth32 + `}`), fieldErrors{stringType(value31, "body", "name")}},
+		{"ErrNesting33Levels", body(`{"name":` + depth33 + `}`), fieldErrors{jsonInvalid(len(`{"name":`) + 31)}},
+
+		// Order: fields as the schema declares them, whatever the order written; one
+		// entry per field; undeclared fields last, in the order written.
+		{"OrderDeclared", body(`{"phone":"x","phone_country_code":"1","email":"ada","name":""}`), fieldErrors{
+			tooShort(1, "", "body", "name"),
+			emailError("An email address must have an @-sign.", "ada", "body", "email"),
+			patternMismatch(`^\+[0-9]{1,4}$`, "1", "body", "phone_country_code"),
+			patternMismatch(`^[0-9]+$`, "x", "body", "phone"),
+		}},
+		{"OrderMissingAtItsPlace", body(`{"email":"ada"}`), fieldErrors{
+			missing(object{"email": "ada"}, "body", "name"),
+			emailError("An email address must have an @-sign.", "ada", "body", "email"),
+		}},
+		{"OrderExtraAsWritten", body(`{"zeta":1,"name":"","alpha":true,"email":"x","mid":null}`), fieldErrors{
+			tooShort(1, "", "body", "name"),
+			emailError("An email address must have an @-sign.", "x", "body", "email"),
+			extra(1, "body", "zeta"),
+			extra(true, "body", "alpha"),
+			extra(nil, "body", "mid"),
+		}},
+	})
+}
+
+func TestDecode_UsersList(t *testing.T) {
+	rowsLiteral := payments.FieldError{Type: "literal_error", Loc: loc("body", "rows_per_page"), Input: 15,
+		Msg: "Input should be 10, 20, 50 or 100", Ctx: object{"expected": "10, 20, 50 or 100"}}
+	pageZero := payments.FieldError{Type: "greater_than_equal", Loc: loc("body", "page_no"), Input: 0,
+		Msg: "Input should be greater than or equal to 1", Ctx: object{"ge": 1}}
+
+	runDecodeCases(t, "users_list", []decodeCase{
+		{"OKEmpty", body(`{}`), nil},
+		{"OKLimits", body(`{"rows_per_page":100,"page_no":2147483647}`), nil},
+		{"ErrRowsPerPageString", body(`{"rows_per_page":"10"}`), fieldErrors{intType("10", "body", "rows_per_page")}},
+		{"ErrRowsPerPageFraction", body(`{"rows_per_page":10.0}`), fieldErrors{intType(10.0, "body", "rows_per_page")}},
+		{"ErrRowsPerPageExponent", body(`{"rows_per_page":1e1}`), fieldErrors{intType(10.0, "body", "rows_per_page")}},
+		{"ErrPageNoFraction", body(`{"page_no":1.0}`), fieldErrors{intType(1.0, "body", "page_no")}},
+		{"ErrRowsPerPageLiteral", body(`{"rows_per_page":15}`), fieldErrors{rowsLiteral}},
+		{"ErrPageNoZero", body(`{"page_no":0}`), fieldErrors{pageZero}},
+		{"ErrPageNoTooLarge", body(`{"page_no":2147483648}`), fieldErrors{{Type: "less_than_equal",
+			Loc: loc("body", "page_no"), Input: 2147483648,
+			Msg: "Input should be less than or equal to 2147483647", Ctx: object{"le": 2147483647}}}},
+		{"ErrExtraForbidden", body(`{"page":2}`), fieldErrors{extra(2, "body", "page")}},
+		{"ErrBodyMissing", payments.Request{}, fieldErrors{missing(nil, "body")}},
+		{"ErrBodyArray", body(`[1]`), fieldErrors{notAnObject([]any{1})}},
+		{"OrderDeclared", body(`{"page_no":0,"rows_per_page":15}`), fieldErrors{rowsLiteral, pageZero}},
+	})
+}
+
+func TestDecode_UsersGet(t *testing.T) {
+	const id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	simple := strings.ReplaceAll(id, "-", "")
+	badChar := "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1"
+
+	runDecodeCases(t, "users_get", []decodeCase{
+		{"OK", pathParams("user_id", id), nil},
+		{"OKUpperCase", pathParams("user_id", strings.ToUpper(id)), nil},
+		{"OKSimple", pathParams("user_id", simple), nil},
+		{"OKBraced", pathParams("user_id", "{"+id+"}"), nil},
+		{"OKURN", pathParams("user_id", "urn:uuid:"+id), nil},
+		{"ErrCharacter", pathParams("user_id", "not-a-uuid"), fieldErrors{uuidParsing(badChar, "not-a-uuid", "path", "user_id")}},
+		{"ErrSimpleLength", pathParams("user_id", "1234"), fieldErrors{
+			uuidParsing("invalid length: expected length 32 for simple format, found 4", "1234", "path", "user_id")}},
+		{"ErrGroupCount", pathParams("user_id", "1234-5678"), fieldErrors{
+			uuidParsing("invalid group count: expected 5, found 2", "1234-5678", "path", "user_id")}},
+		{"ErrGroupLength", pathParams("user_id", id[1:]), fieldErrors{
+			uuidParsing("invalid group length in group 0: expected 8, found 7", id[1:], "path", "user_id")}},
+		// pydantic's parser takes the simple form bare only: braced or prefixed, it wants
+		// the hyphenated form.
+		{"ErrBracedSimple", pathParams("user_id", "{"+simple+"}"), fieldErrors{
+			uuidParsing("invalid group count: expected 5, found 1", "{"+simple+"}", "path", "user_id")}},
+		{"ErrURNSimple", pathParams("user_id", "urn:uuid:"+simple), fieldErrors{
+			uuidParsing("invalid group count: expected 5, found 1", "urn:uuid:"+simple, "path", "user_id")}},
+		{"ErrMissing", payments.Request{}, fieldErrors{missing(nil, "path", "user_id")}},
+	})
+}
+
+// runDecodeCases decodes each case's request with the named schema and compares the
+// entries, as JSON, with the expected ones.
+func runDecodeCases(t *testing.T, schema string, cases []decodeCase) {
+	t.Helper()
+	svc := mustOpen(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := svc.Decode(schema, tc.req, nil)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Decode = %v, want no error", err)
+				}
+				return
+			}
+			assertFields(t, err, tc.want)
+		})
+	}
+}
+
+// assertFields checks that err is a CodeInvalid *payments.Error carrying exactly want.
+func assertFields(t *testing.T, err error, want fieldErrors) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %s", canonicalJSON(t, want))
+	}
+	e := errorOf(t, err, payments.CodeInvalid)
+	got := make(fieldErrors, len(e.Fields))
+	copy(got, e.Fields)
+	for i := range got {
+		if i >= len(want) {
+			break
+		}
+		for k, v := range want[i].Ctx {
+			if v != anyText {
+				continue
+			}
+			if s, ok := got[i].Ctx[k].(string); ok && s != "" {
+				ctx := object{}
+				for k2, v2 := range got[i].Ctx {
+					ctx[k2] = v2
+				}
+				ctx[k] = anyText
+				got[i].Ctx = ctx
+			}
+		}
+	}
+	if g, w := canonicalJSON(t, got), canonicalJSON(t, want); g != w {
+		t.Errorf("fields:\n got %s\nwant %s", g, w)
+	}
+}
+
+func TestDecode_FillsDestination(t *testing.T) {
+	svc := mustOpen(t)
+	var got payments.NewUser
+	err := svc.Decode("users_create", body(`{"phone":"2079460000","name":"Ada","phone_country_code":"+44"}`), &got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := payments.NewUser{Name: "Ada", Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("decoded %+v, want %+v", got, want)
+	}
+
+	var params payments.ListUsersParams
+	if err := svc.Decode("users_list", body(`{"page_no":3,"rows_per_page":20}`), &params); err != nil {
+		t.Fatal(err)
+	}
+	if params != (payments.ListUsersParams{RowsPerPage: 20, PageNo: 3}) {
+		t.Errorf("decoded %+v", params)
+	}
+
+	// A failing request leaves the destination alone.
+	var untouched payments.NewUser
+	if err := svc.Decode("users_create", body(`{"name":"Ada","bogus":1}`), &untouched); err == nil {
+		t.Fatal("no error")
+	}
+	if untouched != (payments.NewUser{}) {
+		t.Errorf("destination written on failure: %+v", untouched)
+	}
+}
+
+func TestErrorCode(t *testing.T) {
+	invalid := payments.Errorf(payments.CodeInvalid, "bad %s", "thing")
+	for _, tc := range []struct {
+		name string
+		err  error
+		code payments.Code
+		msg  string
+	}{
+		{"Nil", nil, "", "Internal error."},
+		{"Error", invalid, payments.CodeInvalid, "bad thing"},
+		{"Wrapped", fmt.Errorf("context: %w", invalid), payments.CodeInvalid, "bad thing"},
+		{"Foreign", errors.New("disk on fire"), payments.CodeInternal, "Internal error."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := payments.ErrorCode(tc.err); got != tc.code {
+				t.Errorf("ErrorCode = %q, want %q", got, tc.code)
+			}
+			if tc.err == nil {
+				return
+			}
+			if got := payments.ErrorMessage(tc.err); got != tc.msg {
+				t.Errorf("ErrorMessage = %q, want %q", got, tc.msg)
+			}
+		})
+	}
+}
+
+// The contact rule runs in Go, after the schema: pydantic's model validator, reported at
+// ["body"] with the whole body as input.
+func TestCreateUser_ContactRule(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	p := mustPlatform(t, svc)
+
+	for _, tc := range []struct {
+		name  string
+		in    payments.NewUser
+		input object
+	}{
+		{"ErrPhoneWithoutCode", payments.NewUser{Name: "Ada", Phone: ptr("2079460000")},
+			object{"name": "Ada", "phone": "2079460000"}},
+		{"ErrCodeWithoutPhone", payments.NewUser{Name: "Ada", Email: ptr("ada@example.com"), PhoneCountryCode: ptr("+44")},
+			object{"name": "Ada", "email": "ada@example.com", "phone_country_code": "+44"}},
+		{"ErrNoContact", payments.NewUser{Name: "Ada"}, object{"name": "Ada"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := svc.CreateUser(ctx, p.PlatformID, tc.in)
+			e := errorOf(t, err, payments.CodeInvalid)
+			if len(e.Fields) != 1 {
+				t.Fatalf("fields = %s, want one", canonicalJSON(t, e.Fields))
+			}
+			f := e.Fields[0]
+			if !strings.HasPrefix(f.Msg, "Value error, ") || len(f.Msg) == len("Value error, ") {
+				t.Errorf("msg = %q, want \"Value error, <what is wrong>\"", f.Msg)
+			}
+			want := payments.FieldError{Type: "value_error", Loc: loc("body"), Msg: f.Msg, Input: tc.input,
+				Ctx: object{"error": object{}}}
+			if g, w := canonicalJSON(t, f), canonicalJSON(t, want); g != w {
+				t.Errorf("field:\n got %s\nwant %s", g, w)
+			}
+		})
+	}
+
+	t.Run("SchemaBeforeRule", func(t *testing.T) {
+		// A body failing the schema is reported as such, not as a contact problem.
+		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: ""})
+		assertFields(t, err, fieldErrors{tooShort(1, "", "body", "name")})
+	})
+
+	for _, tc := range []struct {
+		name string
+		in   payments.NewUser
+	}{
+		{"OKEmailOnly", payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}},
+		{"OKPhoneOnly", payments.NewUser{Name: "Ada", Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}},
+		{"OKBoth", payments.NewUser{Name: "Ada", Email: ptr("ada2@example.com"), Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := svc.CreateUser(ctx, p.PlatformID, tc.in); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
