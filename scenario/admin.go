@@ -1,0 +1,194 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/platform-payments/payments"
+)
+
+// The administrative commands call the library directly, as an operator would through
+// the command line: none of them is part of the HTTP surface.
+
+// cmdPlatform: platform create NAME [-env sandbox|production]
+func cmdPlatform(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 || args[0] != "create" {
+		usage(ts, "platform")
+	}
+	var name string
+	var env payments.Environment
+	haveName := false
+	for rest := args[1:]; len(rest) > 0; rest = rest[1:] {
+		switch {
+		case rest[0] == "-env" && len(rest) > 1 && env == "":
+			e, err := payments.ParseEnvironment(rest[1])
+			if err != nil {
+				usage(ts, "platform")
+			}
+			env, rest = e, rest[1:]
+		case !haveName && (rest[0] == "" || rest[0][0] != '-'):
+			name, haveName = rest[0], true
+		default:
+			usage(ts, "platform")
+		}
+	}
+	if !haveName {
+		usage(ts, "platform")
+	}
+	st := getState(ts)
+	creds, err := st.svc.CreatePlatform(context.Background(), name, env)
+	if !done(ts, neg, "platform create", err) {
+		return
+	}
+	printJSON(ts, creds)
+	ts.Setenv("PLATFORM_ID", creds.PlatformID.String())
+	ts.Setenv("PLATFORM_SECRET", creds.Secret)
+}
+
+// cmdAPIKey: apikey USER_ID
+func cmdAPIKey(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		usage(ts, "apikey")
+	}
+	key, err := getState(ts).svc.CreateAPIKey(context.Background(), args[0])
+	if !done(ts, neg, "apikey", err) {
+		return
+	}
+	printJSON(ts, key)
+	ts.Setenv("API_KEY", key.APIKey.String())
+	ts.Setenv("API_SECRET", key.APISecret)
+}
+
+// cmdVerify: verify USER_ID
+func cmdVerify(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		usage(ts, "verify")
+	}
+	err := getState(ts).svc.VerifyUser(context.Background(), args[0])
+	if !done(ts, neg, "verify", err) {
+		return
+	}
+	printJSON(ts, map[string]any{"user_id": args[0], "verified": true})
+}
+
+// cmdRestart: restart [-env sandbox|production]
+func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
+	noNeg(ts, neg, "restart", "")
+	env := payments.Sandbox
+	switch len(args) {
+	case 0:
+	case 2:
+		e, err := payments.ParseEnvironment(args[1])
+		if args[0] != "-env" || err != nil {
+			usage(ts, "restart")
+		}
+		env = e
+	default:
+		usage(ts, "restart")
+	}
+	st := getState(ts)
+	st.stop()
+	if err := st.start(env); err != nil {
+		ts.Fatalf("restart: %v", err)
+	}
+	ts.Setenv("URL", st.srv.URL)
+}
+
+// printJSON writes v to the command's stdout as one line of JSON.
+func printJSON(ts *testscript.TestScript, v any) {
+	b, err := json.Marshal(v)
+	ts.Check(err)
+	fmt.Fprintf(ts.Stdout(), "%s\n", b)
+}
+
+// cmdCard: card add USER_ID [-brand B] [-last4 DDDD] [-exp MM/YYYY]
+func cmdCard(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || args[0] != "add" {
+		usage(ts, "card")
+	}
+	in := payments.NewCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030}
+	for rest := args[2:]; len(rest) > 0; rest = rest[2:] {
+		if len(rest) < 2 {
+			usage(ts, "card")
+		}
+		switch rest[0] {
+		case "-brand":
+			in.Brand = rest[1]
+		case "-last4":
+			in.Last4 = rest[1]
+		case "-exp":
+			if _, err := fmt.Sscanf(rest[1], "%d/%d", &in.ExpMonth, &in.ExpYear); err != nil {
+				usage(ts, "card")
+			}
+		default:
+			usage(ts, "card")
+		}
+	}
+	card, err := getState(ts).svc.AddCard(context.Background(), args[1], in)
+	if !done(ts, neg, "card add", err) {
+		return
+	}
+	printJSON(ts, card)
+	ts.Setenv("CARD_ID", card.CardID.String())
+}
+
+// cmdAddress: address add USER_ID PAYEE_ID FILE
+func cmdAddress(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 || args[0] != "add" {
+		usage(ts, "address")
+	}
+	svc := getState(ts).svc
+	req := payments.Request{
+		Path: map[string]string{"user_id": args[1], "payee_id": args[2]},
+		Body: []byte(ts.ReadFile(args[3])),
+	}
+	var in payments.NewPayeeAddress
+	err := svc.Decode("addresses_add", req, &in)
+	var address payments.PayeeAddress
+	if err == nil {
+		address, err = svc.AddPayeeAddress(context.Background(), args[1], args[2], in)
+	}
+	if !done(ts, neg, "address add", err) {
+		return
+	}
+	printJSON(ts, address)
+	ts.Setenv("ADDRESS_ID", address.ID.String())
+}
+
+// cmdRates: rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]
+func cmdRates(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 4 || args[0] != "set" {
+		usage(ts, "rates")
+	}
+	in := payments.NewExchangeRate{BaseCurrency: args[1], PayoutCurrency: args[2], ExchangeRate: args[3]}
+	for rest := args[4:]; len(rest) > 0; rest = rest[1:] {
+		switch {
+		case rest[0] == "-fixed":
+			in.Fixed = true
+		case rest[0] == "-at" && len(rest) > 1:
+			in.ApplyTime, rest = rest[1], rest[1:]
+		default:
+			usage(ts, "rates")
+		}
+	}
+	rate, err := getState(ts).svc.SetExchangeRate(context.Background(), in)
+	if !done(ts, neg, "rates set", err) {
+		return
+	}
+	printJSON(ts, rate)
+}
+
+// cmdRules: rules load FILE
+func cmdRules(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || args[0] != "load" {
+		usage(ts, "rules")
+	}
+	n, err := getState(ts).svc.LoadPayeeRules(context.Background(), args[1], []byte(ts.ReadFile(args[1])))
+	if !done(ts, neg, "rules load", err) {
+		return
+	}
+	printJSON(ts, map[string]any{"source": args[1], "rules_loaded": n})
+}
