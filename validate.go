@@ -265,34 +265,26 @@ func parseBody(raw []byte) (any, *FieldError) {
 		}
 		return nil, jsonInvalid(i, "Invalid UTF-8")
 	}
-	var probe json.RawMessage
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			at := int(se.Offset)
-			if !strings.HasPrefix(se.Error(), "unexpected end") && at > 0 {
-				at-- // the offending byte, not the count of bytes read
+	if !json.Valid(raw) {
+		if pos, msg, ok := pythonJSONError(string(raw)); ok {
+			return nil, &FieldError{
+				Type:  "json_invalid",
+				Loc:   []any{"body", pos},
+				Msg:   "JSON decode error",
+				Input: map[string]any{},
+				Ctx:   map[string]any{"error": msg},
 			}
-			return nil, jsonInvalid(at, jsonReason(se.Error()))
 		}
-		return nil, jsonInvalid(0, jsonReason(err.Error()))
+		return nil, jsonInvalid(0, "Expecting value") // NaN or Infinity: JSON has neither
 	}
 	if at := tooDeep(raw); at >= 0 {
 		return nil, jsonInvalid(at, fmt.Sprintf("Nesting deeper than %d levels", maxJSONDepth))
 	}
 	v, err := decodeJSON(raw)
-	if err != nil {
-		return nil, jsonInvalid(0, jsonReason(err.Error()))
+	if err != nil { // json.Valid said it is valid: only a fault of ours gets here
+		return nil, jsonInvalid(0, err.Error())
 	}
 	return v, nil
-}
-
-func jsonReason(msg string) string {
-	msg = strings.TrimPrefix(msg, "json: ")
-	if msg == "" {
-		return msg
-	}
-	return strings.ToUpper(msg[:1]) + msg[1:]
 }
 
 // tooDeep returns the byte offset of the first bracket nested deeper than maxJSONDepth in

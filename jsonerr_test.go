@@ -1,0 +1,53 @@
+package payments
+
+import "testing"
+
+// The offsets and messages below are what Python's json module reports for each text
+// (checked with CPython 3.11; the trailing-comma messages are CPython 3.13's).
+func TestPythonJSONError(t *testing.T) {
+	tests := []struct {
+		text string
+		pos  int
+		msg  string
+	}{
+		{"{\"name\": tru, \"x\":1}", 9, "Expecting value"},
+		{"{\"name\": \"Alice", 9, "Unterminated string starting at"},
+		{"{\"name\": \"Al\\ice\"}", 12, "Invalid \\escape"},
+		{"{\"name\":-}", 8, "Expecting value"},
+		{"{\"name\":1.}", 9, "Expecting ',' delimiter"},
+		{"{\"a\":1,}", 6, "Illegal trailing comma before end of object"},
+		{"[1,2,]", 4, "Illegal trailing comma before end of array"},
+		{"{\"\u00e9\": x}", 6, "Expecting value"},
+		{"{\"a\" 1}", 5, "Expecting ':' delimiter"},
+		{"{a:1}", 1, "Expecting property name enclosed in double quotes"},
+		{"{\"a\":1} x", 8, "Extra data"},
+		{"  ", 2, "Expecting value"},
+		{"{", 1, "Expecting property name enclosed in double quotes"},
+		{"[", 1, "Expecting value"},
+		{"{\"a\":\"\\u12G4\"}", 7, "Invalid \\uXXXX escape"},
+		{"{\"a\":\"\\u12\"}", 7, "Invalid \\uXXXX escape"},
+		{"{\"a\":\"x\ty\"}", 7, "Invalid control character at"},
+		{"{\"a\":[1 2]}", 8, "Expecting ',' delimiter"},
+		{"{\"a\":01}", 6, "Expecting ',' delimiter"},
+		{"\"abc", 0, "Unterminated string starting at"},
+		{"{\"a\":\"b\"", 8, "Expecting ',' delimiter"},
+		{"{\"a\":\"b\",", 9, "Expecting property name enclosed in double quotes"},
+		{"tru", 0, "Expecting value"},
+		{"[1,,2]", 3, "Expecting value"},
+		{"{\"a\":1,,}", 7, "Expecting property name enclosed in double quotes"},
+		{"{\"a\":-01}", 7, "Expecting ',' delimiter"},
+		{"{\"a\":1e}", 6, "Expecting ',' delimiter"},
+		{"{\"a\":.5}", 5, "Expecting value"},
+	}
+	for _, tt := range tests {
+		pos, msg, ok := pythonJSONError(tt.text)
+		if !ok || pos != tt.pos || msg != tt.msg {
+			t.Errorf("pythonJSONError(%q) = %d, %q, %v; want %d, %q", tt.text, pos, msg, ok, tt.pos, tt.msg)
+		}
+	}
+	for _, valid := range []string{`{"a":[1,2.5e3,-0,"x\u00e9"]}`, `NaN`, ` {"a":-Infinity} `} {
+		if pos, msg, ok := pythonJSONError(valid); ok {
+			t.Errorf("pythonJSONError(%q) = %d, %q; Python accepts it", valid, pos, msg)
+		}
+	}
+}
