@@ -198,12 +198,9 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 	}
 	var u User
 	err := s.read(ctx, func(q *queries.Queries) error {
-		r, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{
-			ID:         uuid.MustParse(userID).String(),
-			PlatformID: platformID.String(),
-		})
+		r, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
-			return notFound(err, "User not found.")
+			return err
 		}
 		u = userFromRow(r)
 		return nil
@@ -222,7 +219,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 		return err
 	}
 	return s.write(ctx, func(q *queries.Queries) error {
-		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: sql.NullString{String: formatTime(s.Now()), Valid: true}})
+		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: nullTime(s.Now())})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")
 		}
