@@ -69,6 +69,10 @@ type Service struct {
 	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
 	writer *sql.DB
 	reader *sql.DB
+	// Statements prepared once per pool (and per connection as it is first used), so a
+	// request does not parse its SQL again: parsing costs as much as running a lookup.
+	writeQ *queries.Queries
+	readQ  *queries.Queries
 
 	schemas *validator
 
@@ -131,6 +135,14 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	s.reader.SetMaxOpenConns(readers)
 	s.reader.SetMaxIdleConns(readers)
+	if s.writeQ, err = queries.Prepare(ctx, s.writer); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("payments: prepare: %w", err)
+	}
+	if s.readQ, err = queries.Prepare(ctx, s.reader); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("payments: prepare: %w", err)
+	}
 	if err := s.loadDefaultRules(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("payments: load payee rules: %w", err)
@@ -148,7 +160,18 @@ func dsn(path, extra string) string {
 
 // Close closes the store.
 func (s *Service) Close() error {
-	return errors.Join(s.reader.Close(), s.writer.Close())
+	var errs []error
+	for _, q := range []*queries.Queries{s.readQ, s.writeQ} {
+		if q != nil {
+			errs = append(errs, q.Close())
+		}
+	}
+	for _, db := range []*sql.DB{s.reader, s.writer} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // migrate applies, in one transaction, the embedded migrations newer than the database's
@@ -200,22 +223,22 @@ func (s *Service) migrate(ctx context.Context) error {
 // write runs fn in one immediate transaction on the writer connection and commits when fn
 // returns nil.
 func (s *Service) write(ctx context.Context, fn func(q *queries.Queries) error) error {
-	return inTx(ctx, s.writer, fn)
+	return inTx(ctx, s.writer, s.writeQ, fn)
 }
 
 // read runs fn in one read transaction on the reader pool, so that an operation reading
 // several rows sees one snapshot.
 func (s *Service) read(ctx context.Context, fn func(q *queries.Queries) error) error {
-	return inTx(ctx, s.reader, fn)
+	return inTx(ctx, s.reader, s.readQ, fn)
 }
 
-func inTx(ctx context.Context, db *sql.DB, fn func(q *queries.Queries) error) error {
+func inTx(ctx context.Context, db *sql.DB, prepared *queries.Queries, fn func(q *queries.Queries) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(queries.New(tx)); err != nil {
+	if err := fn(prepared.WithTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -15,7 +15,7 @@ UPDATE bank_accounts SET is_default = 0 WHERE user_id = ? AND is_default = 1
 `
 
 func (q *Queries) ClearDefaultAccount(ctx context.Context, userID string) error {
-	_, err := q.db.ExecContext(ctx, clearDefaultAccount, userID)
+	_, err := q.exec(ctx, q.clearDefaultAccountStmt, clearDefaultAccount, userID)
 	return err
 }
 
@@ -52,7 +52,7 @@ type CreateBankAccountParams struct {
 }
 
 func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountParams) error {
-	_, err := q.db.ExecContext(ctx, createBankAccount,
+	_, err := q.exec(ctx, q.createBankAccountStmt, createBankAccount,
 		arg.ID,
 		arg.UserID,
 		arg.NickName,
@@ -95,7 +95,7 @@ type GetPlatformBankAccountRow struct {
 }
 
 func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error) {
-	row := q.db.QueryRowContext(ctx, getPlatformBankAccount, arg.ID, arg.PlatformID)
+	row := q.queryRow(ctx, q.getPlatformBankAccountStmt, getPlatformBankAccount, arg.ID, arg.PlatformID)
 	var i GetPlatformBankAccountRow
 	err := row.Scan(
 		&i.BankAccount.ID,
@@ -132,7 +132,7 @@ SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = ? AND is_default = 1)
 `
 
 func (q *Queries) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {
-	row := q.db.QueryRowContext(ctx, userHasDefaultAccount, userID)
+	row := q.queryRow(ctx, q.userHasDefaultAccountStmt, userHasDefaultAccount, userID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err

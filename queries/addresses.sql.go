@@ -37,7 +37,7 @@ type CreatePayeeAddressParams struct {
 }
 
 func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) error {
-	_, err := q.db.ExecContext(ctx, createPayeeAddress,
+	_, err := q.exec(ctx, q.createPayeeAddressStmt, createPayeeAddress,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -69,7 +69,7 @@ type GetPayeeAddressParams struct {
 }
 
 func (q *Queries) GetPayeeAddress(ctx context.Context, arg GetPayeeAddressParams) (PayeeAddress, error) {
-	row := q.db.QueryRowContext(ctx, getPayeeAddress, arg.ID, arg.UserID)
+	row := q.queryRow(ctx, q.getPayeeAddressStmt, getPayeeAddress, arg.ID, arg.UserID)
 	var i PayeeAddress
 	err := row.Scan(
 		&i.ID,
@@ -108,7 +108,7 @@ type ListPayeeAddressesParams struct {
 }
 
 func (q *Queries) ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error) {
-	rows, err := q.db.QueryContext(ctx, listPayeeAddresses, arg.UserID, arg.PayeeID)
+	rows, err := q.query(ctx, q.listPayeeAddressesStmt, listPayeeAddresses, arg.UserID, arg.PayeeID)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ type CreateCardParams struct {
 }
 
 func (q *Queries) CreateCard(ctx context.Context, arg CreateCardParams) error {
-	_, err := q.db.ExecContext(ctx, createCard,
+	_, err := q.exec(ctx, q.createCardStmt, createCard,
 		arg.ID,
 		arg.UserID,
 		arg.Brand,
@@ -51,7 +51,7 @@ type SoftDeleteCardParams struct {
 }
 
 func (q *Queries) SoftDeleteCard(ctx context.Context, arg SoftDeleteCardParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, softDeleteCard, arg.DeletedAt, arg.ID, arg.UserID)
+	result, err := q.exec(ctx, q.softDeleteCardStmt, softDeleteCard, arg.DeletedAt, arg.ID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}

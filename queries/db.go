@@ -7,6 +7,7 @@ package queries
 import (
 	"context"
 	"database/sql"
+	"fmt"
 )
 
 type DBTX interface {
@@ -20,12 +21,428 @@ func New(db DBTX) *Queries {
 	return &Queries{db: db}
 }
 
+func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
+	q := Queries{db: db}
+	var err error
+	if q.addExchangeRateStmt, err = db.PrepareContext(ctx, addExchangeRate); err != nil {
+		return nil, fmt.Errorf("error preparing query AddExchangeRate: %w", err)
+	}
+	if q.addRuleCountryStmt, err = db.PrepareContext(ctx, addRuleCountry); err != nil {
+		return nil, fmt.Errorf("error preparing query AddRuleCountry: %w", err)
+	}
+	if q.addRuleCurrencyStmt, err = db.PrepareContext(ctx, addRuleCurrency); err != nil {
+		return nil, fmt.Errorf("error preparing query AddRuleCurrency: %w", err)
+	}
+	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
+	}
+	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
+		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
+	}
+	if q.createAPICredentialStmt, err = db.PrepareContext(ctx, createAPICredential); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAPICredential: %w", err)
+	}
+	if q.createBankAccountStmt, err = db.PrepareContext(ctx, createBankAccount); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBankAccount: %w", err)
+	}
+	if q.createCardStmt, err = db.PrepareContext(ctx, createCard); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateCard: %w", err)
+	}
+	if q.createPayeeStmt, err = db.PrepareContext(ctx, createPayee); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePayee: %w", err)
+	}
+	if q.createPayeeAddressStmt, err = db.PrepareContext(ctx, createPayeeAddress); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePayeeAddress: %w", err)
+	}
+	if q.createPayeeBankStmt, err = db.PrepareContext(ctx, createPayeeBank); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePayeeBank: %w", err)
+	}
+	if q.createPlatformStmt, err = db.PrepareContext(ctx, createPlatform); err != nil {
+		return nil, fmt.Errorf("error preparing query CreatePlatform: %w", err)
+	}
+	if q.createRuleSetStmt, err = db.PrepareContext(ctx, createRuleSet); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateRuleSet: %w", err)
+	}
+	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
+	}
+	if q.createUserSettingsStmt, err = db.PrepareContext(ctx, createUserSettings); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUserSettings: %w", err)
+	}
+	if q.createWalletStmt, err = db.PrepareContext(ctx, createWallet); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateWallet: %w", err)
+	}
+	if q.currentExchangeRatesStmt, err = db.PrepareContext(ctx, currentExchangeRates); err != nil {
+		return nil, fmt.Errorf("error preparing query CurrentExchangeRates: %w", err)
+	}
+	if q.currentRuleSetStmt, err = db.PrepareContext(ctx, currentRuleSet); err != nil {
+		return nil, fmt.Errorf("error preparing query CurrentRuleSet: %w", err)
+	}
+	if q.getAPICredentialStmt, err = db.PrepareContext(ctx, getAPICredential); err != nil {
+		return nil, fmt.Errorf("error preparing query GetAPICredential: %w", err)
+	}
+	if q.getPayeeAddressStmt, err = db.PrepareContext(ctx, getPayeeAddress); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPayeeAddress: %w", err)
+	}
+	if q.getPayeeRulesStmt, err = db.PrepareContext(ctx, getPayeeRules); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPayeeRules: %w", err)
+	}
+	if q.getPlatformStmt, err = db.PrepareContext(ctx, getPlatform); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPlatform: %w", err)
+	}
+	if q.getPlatformBankAccountStmt, err = db.PrepareContext(ctx, getPlatformBankAccount); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPlatformBankAccount: %w", err)
+	}
+	if q.getPlatformUserStmt, err = db.PrepareContext(ctx, getPlatformUser); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPlatformUser: %w", err)
+	}
+	if q.getRuleCountryStmt, err = db.PrepareContext(ctx, getRuleCountry); err != nil {
+		return nil, fmt.Errorf("error preparing query GetRuleCountry: %w", err)
+	}
+	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
+	}
+	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
+	}
+	if q.getUserSettingsStmt, err = db.PrepareContext(ctx, getUserSettings); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserSettings: %w", err)
+	}
+	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
+	}
+	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
+	}
+	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
+	}
+	if q.nextUserSeqStmt, err = db.PrepareContext(ctx, nextUserSeq); err != nil {
+		return nil, fmt.Errorf("error preparing query NextUserSeq: %w", err)
+	}
+	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
+		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
+	}
+	if q.softDeleteCardStmt, err = db.PrepareContext(ctx, softDeleteCard); err != nil {
+		return nil, fmt.Errorf("error preparing query SoftDeleteCard: %w", err)
+	}
+	if q.softDeletePayeeBankStmt, err = db.PrepareContext(ctx, softDeletePayeeBank); err != nil {
+		return nil, fmt.Errorf("error preparing query SoftDeletePayeeBank: %w", err)
+	}
+	if q.userHasDefaultAccountStmt, err = db.PrepareContext(ctx, userHasDefaultAccount); err != nil {
+		return nil, fmt.Errorf("error preparing query UserHasDefaultAccount: %w", err)
+	}
+	if q.verifyUserStmt, err = db.PrepareContext(ctx, verifyUser); err != nil {
+		return nil, fmt.Errorf("error preparing query VerifyUser: %w", err)
+	}
+	return &q, nil
+}
+
+func (q *Queries) Close() error {
+	var err error
+	if q.addExchangeRateStmt != nil {
+		if cerr := q.addExchangeRateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addExchangeRateStmt: %w", cerr)
+		}
+	}
+	if q.addRuleCountryStmt != nil {
+		if cerr := q.addRuleCountryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addRuleCountryStmt: %w", cerr)
+		}
+	}
+	if q.addRuleCurrencyStmt != nil {
+		if cerr := q.addRuleCurrencyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addRuleCurrencyStmt: %w", cerr)
+		}
+	}
+	if q.clearDefaultAccountStmt != nil {
+		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.countPlatformsStmt != nil {
+		if cerr := q.countPlatformsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countPlatformsStmt: %w", cerr)
+		}
+	}
+	if q.createAPICredentialStmt != nil {
+		if cerr := q.createAPICredentialStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAPICredentialStmt: %w", cerr)
+		}
+	}
+	if q.createBankAccountStmt != nil {
+		if cerr := q.createBankAccountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBankAccountStmt: %w", cerr)
+		}
+	}
+	if q.createCardStmt != nil {
+		if cerr := q.createCardStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createCardStmt: %w", cerr)
+		}
+	}
+	if q.createPayeeStmt != nil {
+		if cerr := q.createPayeeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPayeeStmt: %w", cerr)
+		}
+	}
+	if q.createPayeeAddressStmt != nil {
+		if cerr := q.createPayeeAddressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPayeeAddressStmt: %w", cerr)
+		}
+	}
+	if q.createPayeeBankStmt != nil {
+		if cerr := q.createPayeeBankStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPayeeBankStmt: %w", cerr)
+		}
+	}
+	if q.createPlatformStmt != nil {
+		if cerr := q.createPlatformStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createPlatformStmt: %w", cerr)
+		}
+	}
+	if q.createRuleSetStmt != nil {
+		if cerr := q.createRuleSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createRuleSetStmt: %w", cerr)
+		}
+	}
+	if q.createUserStmt != nil {
+		if cerr := q.createUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
+		}
+	}
+	if q.createUserSettingsStmt != nil {
+		if cerr := q.createUserSettingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUserSettingsStmt: %w", cerr)
+		}
+	}
+	if q.createWalletStmt != nil {
+		if cerr := q.createWalletStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createWalletStmt: %w", cerr)
+		}
+	}
+	if q.currentExchangeRatesStmt != nil {
+		if cerr := q.currentExchangeRatesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing currentExchangeRatesStmt: %w", cerr)
+		}
+	}
+	if q.currentRuleSetStmt != nil {
+		if cerr := q.currentRuleSetStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing currentRuleSetStmt: %w", cerr)
+		}
+	}
+	if q.getAPICredentialStmt != nil {
+		if cerr := q.getAPICredentialStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getAPICredentialStmt: %w", cerr)
+		}
+	}
+	if q.getPayeeAddressStmt != nil {
+		if cerr := q.getPayeeAddressStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPayeeAddressStmt: %w", cerr)
+		}
+	}
+	if q.getPayeeRulesStmt != nil {
+		if cerr := q.getPayeeRulesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPayeeRulesStmt: %w", cerr)
+		}
+	}
+	if q.getPlatformStmt != nil {
+		if cerr := q.getPlatformStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPlatformStmt: %w", cerr)
+		}
+	}
+	if q.getPlatformBankAccountStmt != nil {
+		if cerr := q.getPlatformBankAccountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPlatformBankAccountStmt: %w", cerr)
+		}
+	}
+	if q.getPlatformUserStmt != nil {
+		if cerr := q.getPlatformUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPlatformUserStmt: %w", cerr)
+		}
+	}
+	if q.getRuleCountryStmt != nil {
+		if cerr := q.getRuleCountryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getRuleCountryStmt: %w", cerr)
+		}
+	}
+	if q.getUserStmt != nil {
+		if cerr := q.getUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserStmt: %w", cerr)
+		}
+	}
+	if q.getUserPayeeStmt != nil {
+		if cerr := q.getUserPayeeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
+		}
+	}
+	if q.getUserSettingsStmt != nil {
+		if cerr := q.getUserSettingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserSettingsStmt: %w", cerr)
+		}
+	}
+	if q.getUserWalletStmt != nil {
+		if cerr := q.getUserWalletStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
+		}
+	}
+	if q.listPayeeAddressesStmt != nil {
+		if cerr := q.listPayeeAddressesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPayeeAddressesStmt: %w", cerr)
+		}
+	}
+	if q.listUsersPageStmt != nil {
+		if cerr := q.listUsersPageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUsersPageStmt: %w", cerr)
+		}
+	}
+	if q.nextUserSeqStmt != nil {
+		if cerr := q.nextUserSeqStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextUserSeqStmt: %w", cerr)
+		}
+	}
+	if q.renamePayeeStmt != nil {
+		if cerr := q.renamePayeeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing renamePayeeStmt: %w", cerr)
+		}
+	}
+	if q.softDeleteCardStmt != nil {
+		if cerr := q.softDeleteCardStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing softDeleteCardStmt: %w", cerr)
+		}
+	}
+	if q.softDeletePayeeBankStmt != nil {
+		if cerr := q.softDeletePayeeBankStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing softDeletePayeeBankStmt: %w", cerr)
+		}
+	}
+	if q.userHasDefaultAccountStmt != nil {
+		if cerr := q.userHasDefaultAccountStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing userHasDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.verifyUserStmt != nil {
+		if cerr := q.verifyUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing verifyUserStmt: %w", cerr)
+		}
+	}
+	return err
+}
+
+func (q *Queries) exec(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (sql.Result, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	case stmt != nil:
+		return stmt.ExecContext(ctx, args...)
+	default:
+		return q.db.ExecContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) query(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) (*sql.Rows, error) {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryContext(ctx, args...)
+	default:
+		return q.db.QueryContext(ctx, query, args...)
+	}
+}
+
+func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, args ...interface{}) *sql.Row {
+	switch {
+	case stmt != nil && q.tx != nil:
+		return q.tx.StmtContext(ctx, stmt).QueryRowContext(ctx, args...)
+	case stmt != nil:
+		return stmt.QueryRowContext(ctx, args...)
+	default:
+		return q.db.QueryRowContext(ctx, query, args...)
+	}
+}
+
 type Queries struct {
-	db DBTX
+	db                         DBTX
+	tx                         *sql.Tx
+	addExchangeRateStmt        *sql.Stmt
+	addRuleCountryStmt         *sql.Stmt
+	addRuleCurrencyStmt        *sql.Stmt
+	clearDefaultAccountStmt    *sql.Stmt
+	countPlatformsStmt         *sql.Stmt
+	createAPICredentialStmt    *sql.Stmt
+	createBankAccountStmt      *sql.Stmt
+	createCardStmt             *sql.Stmt
+	createPayeeStmt            *sql.Stmt
+	createPayeeAddressStmt     *sql.Stmt
+	createPayeeBankStmt        *sql.Stmt
+	createPlatformStmt         *sql.Stmt
+	createRuleSetStmt          *sql.Stmt
+	createUserStmt             *sql.Stmt
+	createUserSettingsStmt     *sql.Stmt
+	createWalletStmt           *sql.Stmt
+	currentExchangeRatesStmt   *sql.Stmt
+	currentRuleSetStmt         *sql.Stmt
+	getAPICredentialStmt       *sql.Stmt
+	getPayeeAddressStmt        *sql.Stmt
+	getPayeeRulesStmt          *sql.Stmt
+	getPlatformStmt            *sql.Stmt
+	getPlatformBankAccountStmt *sql.Stmt
+	getPlatformUserStmt        *sql.Stmt
+	getRuleCountryStmt         *sql.Stmt
+	getUserStmt                *sql.Stmt
+	getUserPayeeStmt           *sql.Stmt
+	getUserSettingsStmt        *sql.Stmt
+	getUserWalletStmt          *sql.Stmt
+	listPayeeAddressesStmt     *sql.Stmt
+	listUsersPageStmt          *sql.Stmt
+	nextUserSeqStmt            *sql.Stmt
+	renamePayeeStmt            *sql.Stmt
+	softDeleteCardStmt         *sql.Stmt
+	softDeletePayeeBankStmt    *sql.Stmt
+	userHasDefaultAccountStmt  *sql.Stmt
+	verifyUserStmt             *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db: tx,
+		db:                         tx,
+		tx:                         tx,
+		addExchangeRateStmt:        q.addExchangeRateStmt,
+		addRuleCountryStmt:         q.addRuleCountryStmt,
+		addRuleCurrencyStmt:        q.addRuleCurrencyStmt,
+		clearDefaultAccountStmt:    q.clearDefaultAccountStmt,
+		countPlatformsStmt:         q.countPlatformsStmt,
+		createAPICredentialStmt:    q.createAPICredentialStmt,
+		createBankAccountStmt:      q.createBankAccountStmt,
+		createCardStmt:             q.createCardStmt,
+		createPayeeStmt:            q.createPayeeStmt,
+		createPayeeAddressStmt:     q.createPayeeAddressStmt,
+		createPayeeBankStmt:        q.createPayeeBankStmt,
+		createPlatformStmt:         q.createPlatformStmt,
+		createRuleSetStmt:          q.createRuleSetStmt,
+		createUserStmt:             q.createUserStmt,
+		createUserSettingsStmt:     q.createUserSettingsStmt,
+		createWalletStmt:           q.createWalletStmt,
+		currentExchangeRatesStmt:   q.currentExchangeRatesStmt,
+		currentRuleSetStmt:         q.currentRuleSetStmt,
+		getAPICredentialStmt:       q.getAPICredentialStmt,
+		getPayeeAddressStmt:        q.getPayeeAddressStmt,
+		getPayeeRulesStmt:          q.getPayeeRulesStmt,
+		getPlatformStmt:            q.getPlatformStmt,
+		getPlatformBankAccountStmt: q.getPlatformBankAccountStmt,
+		getPlatformUserStmt:        q.getPlatformUserStmt,
+		getRuleCountryStmt:         q.getRuleCountryStmt,
+		getUserStmt:                q.getUserStmt,
+		getUserPayeeStmt:           q.getUserPayeeStmt,
+		getUserSettingsStmt:        q.getUserSettingsStmt,
+		getUserWalletStmt:          q.getUserWalletStmt,
+		listPayeeAddressesStmt:     q.listPayeeAddressesStmt,
+		listUsersPageStmt:          q.listUsersPageStmt,
+		nextUserSeqStmt:            q.nextUserSeqStmt,
+		renamePayeeStmt:            q.renamePayeeStmt,
+		softDeleteCardStmt:         q.softDeleteCardStmt,
+		softDeletePayeeBankStmt:    q.softDeletePayeeBankStmt,
+		userHasDefaultAccountStmt:  q.userHasDefaultAccountStmt,
+		verifyUserStmt:             q.verifyUserStmt,
 	}
 }

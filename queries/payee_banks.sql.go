@@ -33,7 +33,7 @@ type CreatePayeeBankParams struct {
 }
 
 func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error {
-	_, err := q.db.ExecContext(ctx, createPayeeBank,
+	_, err := q.exec(ctx, q.createPayeeBankStmt, createPayeeBank,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -63,7 +63,7 @@ type SoftDeletePayeeBankParams struct {
 }
 
 func (q *Queries) SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, softDeletePayeeBank, arg.DeletedAt, arg.ID, arg.UserID)
+	result, err := q.exec(ctx, q.softDeletePayeeBankStmt, softDeletePayeeBank, arg.DeletedAt, arg.ID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}

@@ -26,7 +26,7 @@ type CreatePayeeParams struct {
 }
 
 func (q *Queries) CreatePayee(ctx context.Context, arg CreatePayeeParams) error {
-	_, err := q.db.ExecContext(ctx, createPayee,
+	_, err := q.exec(ctx, q.createPayeeStmt, createPayee,
 		arg.ID,
 		arg.UserID,
 		arg.Name,
@@ -49,7 +49,7 @@ type GetUserPayeeParams struct {
 }
 
 func (q *Queries) GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error) {
-	row := q.db.QueryRowContext(ctx, getUserPayee, arg.ID, arg.UserID)
+	row := q.queryRow(ctx, q.getUserPayeeStmt, getUserPayee, arg.ID, arg.UserID)
 	var i Payee
 	err := row.Scan(
 		&i.ID,
@@ -77,6 +77,6 @@ type RenamePayeeParams struct {
 }
 
 func (q *Queries) RenamePayee(ctx context.Context, arg RenamePayeeParams) error {
-	_, err := q.db.ExecContext(ctx, renamePayee, arg.Name, arg.UpdatedAt, arg.ID)
+	_, err := q.exec(ctx, q.renamePayeeStmt, renamePayee, arg.Name, arg.UpdatedAt, arg.ID)
 	return err
 }

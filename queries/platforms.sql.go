@@ -14,7 +14,7 @@ SELECT count(*) FROM platforms WHERE environment = ?
 `
 
 func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, countPlatforms, environment)
+	row := q.queryRow(ctx, q.countPlatformsStmt, countPlatforms, environment)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -34,7 +34,7 @@ type CreatePlatformParams struct {
 }
 
 func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) error {
-	_, err := q.db.ExecContext(ctx, createPlatform,
+	_, err := q.exec(ctx, q.createPlatformStmt, createPlatform,
 		arg.ID,
 		arg.Name,
 		arg.Environment,
@@ -51,7 +51,7 @@ WHERE id = ?
 `
 
 func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) {
-	row := q.db.QueryRowContext(ctx, getPlatform, id)
+	row := q.queryRow(ctx, q.getPlatformStmt, getPlatform, id)
 	var i Platform
 	err := row.Scan(
 		&i.ID,
@@ -72,7 +72,7 @@ RETURNING user_count
 `
 
 func (q *Queries) NextUserSeq(ctx context.Context, id string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, nextUserSeq, id)
+	row := q.queryRow(ctx, q.nextUserSeqStmt, nextUserSeq, id)
 	var user_count int64
 	err := row.Scan(&user_count)
 	return user_count, err

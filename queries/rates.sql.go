@@ -25,7 +25,7 @@ type AddExchangeRateParams struct {
 }
 
 func (q *Queries) AddExchangeRate(ctx context.Context, arg AddExchangeRateParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, addExchangeRate,
+	row := q.queryRow(ctx, q.addExchangeRateStmt, addExchangeRate,
 		arg.PayoutCurrency,
 		arg.BaseCurrency,
 		arg.ExchangeRate,
@@ -72,7 +72,7 @@ type CurrentExchangeRatesRow struct {
 // For each base currency of the payout currency, the latest rate in force at as_of (of
 // two with the same apply_time, the later recorded).
 func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]CurrentExchangeRatesRow, error) {
-	rows, err := q.db.QueryContext(ctx, currentExchangeRates, arg.PayoutCurrency, arg.AsOf)
+	rows, err := q.query(ctx, q.currentExchangeRatesStmt, currentExchangeRates, arg.PayoutCurrency, arg.AsOf)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ type CreateUserParams struct {
 }
 
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, createUser,
+	row := q.queryRow(ctx, q.createUserStmt, createUser,
 		arg.ID,
 		arg.PlatformID,
 		arg.Seq,
@@ -61,7 +61,7 @@ type CreateUserSettingsParams struct {
 }
 
 func (q *Queries) CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error {
-	_, err := q.db.ExecContext(ctx, createUserSettings,
+	_, err := q.exec(ctx, q.createUserSettingsStmt, createUserSettings,
 		arg.UserID,
 		arg.Currency,
 		arg.Timezone,
@@ -86,7 +86,7 @@ type CreateWalletParams struct {
 }
 
 func (q *Queries) CreateWallet(ctx context.Context, arg CreateWalletParams) error {
-	_, err := q.db.ExecContext(ctx, createWallet,
+	_, err := q.exec(ctx, q.createWalletStmt, createWallet,
 		arg.ID,
 		arg.UserID,
 		arg.Currency,
@@ -106,7 +106,7 @@ type GetPlatformUserParams struct {
 }
 
 func (q *Queries) GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error) {
-	row := q.db.QueryRowContext(ctx, getPlatformUser, arg.ID, arg.PlatformID)
+	row := q.queryRow(ctx, q.getPlatformUserStmt, getPlatformUser, arg.ID, arg.PlatformID)
 	var i User
 	err := row.Scan(
 		&i.PwID,
@@ -130,7 +130,7 @@ WHERE id = ?
 `
 
 func (q *Queries) GetUser(ctx context.Context, id string) (User, error) {
-	row := q.db.QueryRowContext(ctx, getUser, id)
+	row := q.queryRow(ctx, q.getUserStmt, getUser, id)
 	var i User
 	err := row.Scan(
 		&i.PwID,
@@ -155,7 +155,7 @@ WHERE user_id = ?
 `
 
 func (q *Queries) GetUserSettings(ctx context.Context, userID string) (UserSetting, error) {
-	row := q.db.QueryRowContext(ctx, getUserSettings, userID)
+	row := q.queryRow(ctx, q.getUserSettingsStmt, getUserSettings, userID)
 	var i UserSetting
 	err := row.Scan(
 		&i.UserID,
@@ -174,7 +174,7 @@ SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?
 `
 
 func (q *Queries) GetUserWallet(ctx context.Context, userID string) (Wallet, error) {
-	row := q.db.QueryRowContext(ctx, getUserWallet, userID)
+	row := q.queryRow(ctx, q.getUserWalletStmt, getUserWallet, userID)
 	var i Wallet
 	err := row.Scan(
 		&i.ID,
@@ -200,7 +200,7 @@ type ListUsersPageParams struct {
 }
 
 func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([]User, error) {
-	rows, err := q.db.QueryContext(ctx, listUsersPage, arg.PlatformID, arg.AfterSeq, arg.PageSize)
+	rows, err := q.query(ctx, q.listUsersPageStmt, listUsersPage, arg.PlatformID, arg.AfterSeq, arg.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ type VerifyUserParams struct {
 }
 
 func (q *Queries) VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, verifyUser, arg.VerifiedAt, arg.ID)
+	result, err := q.exec(ctx, q.verifyUserStmt, verifyUser, arg.VerifiedAt, arg.ID)
 	if err != nil {
 		return 0, err
 	}
