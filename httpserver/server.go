@@ -234,7 +234,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 				"method", r.Method,
 				"path", r.URL.Path,
 				"status", rec.status,
-				"duration", time.Since(start),
+				"duration_ms", float64(time.Since(start).Microseconds())/1000,
 				"request_id", id)
 		}()
 		next.ServeHTTP(rec, r)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -26,17 +28,17 @@ func cmdPlatform(ts *testscript.TestScript, neg bool, args []string) {
 		case rest[0] == "-env" && len(rest) > 1 && env == "":
 			e, err := payments.ParseEnvironment(rest[1])
 			if err != nil {
-				usage(ts, "platform")
+				usagef(ts, "platform", "unknown environment %q", rest[1])
 			}
 			env, rest = e, rest[1:]
 		case !haveName && (rest[0] == "" || rest[0][0] != '-'):
 			name, haveName = rest[0], true
 		default:
-			usage(ts, "platform")
+			usagef(ts, "platform", "unexpected %q", rest[0])
 		}
 	}
 	if !haveName {
-		usage(ts, "platform")
+		usagef(ts, "platform", "NAME is missing")
 	}
 	st := getState(ts)
 	creds, err := st.svc.CreatePlatform(context.Background(), name, env)
@@ -83,11 +85,11 @@ func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	case 2:
 		e, err := payments.ParseEnvironment(args[1])
 		if args[0] != "-env" || err != nil {
-			usage(ts, "restart")
+			usagef(ts, "restart", "unexpected %q", args)
 		}
 		env = e
 	default:
-		usage(ts, "restart")
+		usagef(ts, "restart", "unexpected %q", args)
 	}
 	st := getState(ts)
 	st.stop()
@@ -112,7 +114,7 @@ func cmdCard(ts *testscript.TestScript, neg bool, args []string) {
 	in := payments.NewCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030}
 	for rest := args[2:]; len(rest) > 0; rest = rest[2:] {
 		if len(rest) < 2 {
-			usage(ts, "card")
+			usagef(ts, "card", "%s needs a value", rest[0])
 		}
 		switch rest[0] {
 		case "-brand":
@@ -120,11 +122,13 @@ func cmdCard(ts *testscript.TestScript, neg bool, args []string) {
 		case "-last4":
 			in.Last4 = rest[1]
 		case "-exp":
-			if _, err := fmt.Sscanf(rest[1], "%d/%d", &in.ExpMonth, &in.ExpYear); err != nil {
-				usage(ts, "card")
+			month, year, ok := parseExpiry(rest[1])
+			if !ok {
+				usagef(ts, "card", "-exp wants MM/YYYY, not %q", rest[1])
 			}
+			in.ExpMonth, in.ExpYear = month, year
 		default:
-			usage(ts, "card")
+			usagef(ts, "card", "unexpected %q", rest[0])
 		}
 	}
 	card, err := getState(ts).svc.AddCard(context.Background(), args[1], in)
@@ -133,6 +137,18 @@ func cmdCard(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	printJSON(ts, card)
 	ts.Setenv("CARD_ID", card.CardID.String())
+}
+
+// parseExpiry reads MM/YYYY (the month may have one digit) without judging the date:
+// the library does that.
+func parseExpiry(s string) (month, year int, ok bool) {
+	m, y, found := strings.Cut(s, "/")
+	if !found || len(m) < 1 || len(m) > 2 || len(y) != 4 {
+		return 0, 0, false
+	}
+	month, err1 := strconv.Atoi(m)
+	year, err2 := strconv.Atoi(y)
+	return month, year, err1 == nil && err2 == nil && m[0] != '+' && m[0] != '-' && y[0] != '+' && y[0] != '-'
 }
 
 // cmdAddress: address add USER_ID PAYEE_ID FILE
@@ -163,6 +179,11 @@ func cmdRates(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 || args[0] != "set" {
 		usage(ts, "rates")
 	}
+	for _, arg := range args[1:4] {
+		if strings.HasPrefix(arg, "-") {
+			usagef(ts, "rates", "BASE, PAYOUT and RATE come before the flags, not %q", arg)
+		}
+	}
 	in := payments.NewExchangeRate{BaseCurrency: args[1], PayoutCurrency: args[2], ExchangeRate: args[3]}
 	for rest := args[4:]; len(rest) > 0; rest = rest[1:] {
 		switch {
@@ -171,7 +192,7 @@ func cmdRates(ts *testscript.TestScript, neg bool, args []string) {
 		case rest[0] == "-at" && len(rest) > 1:
 			in.ApplyTime, rest = rest[1], rest[1:]
 		default:
-			usage(ts, "rates")
+			usagef(ts, "rates", "unexpected %q", rest[0])
 		}
 	}
 	rate, err := getState(ts).svc.SetExchangeRate(context.Background(), in)

@@ -22,8 +22,8 @@ func cmdGenBody(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	size, err := strconv.Atoi(args[1])
 	if err != nil || size < len(genPrefix)+len(genSuffix) {
-		ts.Fatalf("genbody: SIZE must be a number of bytes, at least %d\nusage: %s",
-			len(genPrefix)+len(genSuffix), usages["genbody"])
+		usagef(ts, "genbody", "SIZE must be a number of bytes, at least %d, not %q",
+			len(genPrefix)+len(genSuffix), args[1])
 	}
 	body := genPrefix + strings.Repeat("x", size-len(genPrefix)-len(genSuffix)) + genSuffix
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(body), 0o666))
@@ -37,7 +37,7 @@ func cmdUUIDForm(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	id, err := uuid.Parse(args[2])
 	if err != nil {
-		ts.Fatalf("uuidform: %q is not a UUID", args[2])
+		usagef(ts, "uuidform", "%q is not a UUID", args[2])
 	}
 	s := id.String()
 	switch args[1] {
@@ -50,7 +50,7 @@ func cmdUUIDForm(ts *testscript.TestScript, neg bool, args []string) {
 	case "urn":
 		s = id.URN()
 	default:
-		usage(ts, "uuidform")
+		usagef(ts, "uuidform", "unknown form %q", args[1])
 	}
 	ts.Setenv(args[0], s)
 }

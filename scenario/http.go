@@ -56,7 +56,7 @@ func (f *requestFlags) register(fs *flag.FlagSet) {
 func parseFlags(ts *testscript.TestScript, name string, fs *flag.FlagSet, args []string) ([]string, map[string]bool) {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
-		ts.Fatalf("%v\nusage: %s", err, usages[name])
+		usagef(ts, name, "%v", err)
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -59,33 +59,59 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 	}
 }
 
-// usages holds the usage line of every command: what a misused command prints, and what
-// the package documentation must show (a test checks that it does).
-var usages = map[string]string{
-	"platform": "platform create NAME [-env sandbox|production]",
-	"apikey":   "apikey USER_ID",
-	"verify":   "verify USER_ID",
-	"restart":  "restart [-env sandbox|production]",
-	"card":     "card add USER_ID [-brand BRAND] [-last4 DDDD] [-exp MM/YYYY]",
-	"address":  "address add USER_ID PAYEE_ID FILE",
-	"rates":    "rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]",
-	"rules":    "rules load FILE",
-	"call":     "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]",
-	"userapi":  "userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]",
-	"sign":     "sign [-secret S] [-upper] [-expand] VAR METHOD TARGET [BODYFILE]",
-	"status":   "status CODE",
-	"header":   "header NAME VALUE_REGEXP",
-	"jsonget":  "jsonget VAR PATH",
-	"json":     "json PATH EXPECTED",
-	"cmpjson":  "cmpjson FILE",
-	"genbody":  "genbody FILE SIZE",
-	"uuidform": "uuidform VAR upper|simple|braced|urn ID",
+// usages holds the usage line of every command, in the order the references present
+// them: what a misused command prints, and what the package documentation and the
+// README must show (a test checks that they do).
+var usages = []struct{ name, line string }{
+	{"platform", "platform create NAME [-env sandbox|production]"},
+	{"apikey", "apikey USER_ID"},
+	{"verify", "verify USER_ID"},
+	{"card", "card add USER_ID [-brand BRAND] [-last4 DDDD] [-exp MM/YYYY]"},
+	{"address", "address add USER_ID PAYEE_ID FILE"},
+	{"rates", "rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]"},
+	{"rules", "rules load FILE"},
+	{"restart", "restart [-env sandbox|production]"},
+	{"call", "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
+	{"userapi", "userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
+	{"sign", "sign [-secret S] [-upper] [-expand] VAR METHOD TARGET [BODYFILE]"},
+	{"status", "status CODE"},
+	{"header", "header NAME VALUE_REGEXP"},
+	{"jsonget", "jsonget VAR PATH"},
+	{"json", "json PATH EXPECTED"},
+	{"cmpjson", "cmpjson FILE"},
+	{"genbody", "genbody FILE SIZE"},
+	{"uuidform", "uuidform VAR upper|simple|braced|urn ID"},
+}
+
+// Usages returns the usage line of every command, in the order of the package
+// documentation, for a command-line help to list.
+func Usages() []string {
+	lines := make([]string, len(usages))
+	for i, u := range usages {
+		lines[i] = u.line
+	}
+	return lines
+}
+
+// usageOf returns the usage line of the named command.
+func usageOf(name string) string {
+	for _, u := range usages {
+		if u.name == name {
+			return u.line
+		}
+	}
+	panic("scenario: no usage line for " + name)
 }
 
 // usage aborts the script with the usage line of the named command. Misuse is a fault of
 // the script, so it fails with or without "!".
 func usage(ts *testscript.TestScript, name string) {
-	ts.Fatalf("usage: %s", usages[name])
+	ts.Fatalf("usage: %s", usageOf(name))
+}
+
+// usagef aborts the script saying what is wrong, then the usage line of the command.
+func usagef(ts *testscript.TestScript, name, format string, args ...any) {
+	ts.Fatalf("%s: %s\nusage: %s", name, fmt.Sprintf(format, args...), usageOf(name))
 }
 
 // noNeg rejects "!" for a command that cannot meaningfully fail; hint says what to
