@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/platform-payments/payments"
 )
 
@@ -92,6 +94,14 @@ func runAddressAdd(ctx context.Context, inv *invocation, args []string) error {
 	if *user == "" || *payee == "" {
 		return usagef("-user and -payee are required")
 	}
+	userID, err := parseUserID("-user", *user)
+	if err != nil {
+		return err
+	}
+	payeeID, err := uuid.Parse(*payee)
+	if err != nil {
+		return usagef("-payee: %q is not a payee id (want a UUID)", *payee)
+	}
 	if err := noArgs(fs); err != nil {
 		return err
 	}
@@ -100,12 +110,12 @@ func runAddressAdd(ctx context.Context, inv *invocation, args []string) error {
 		return fmt.Errorf("reading the address from stdin: %w", err)
 	}
 	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
-		req := payments.Request{Path: map[string]string{"user_id": *user, "payee_id": *payee}, Body: body}
+		path := map[string]string{"user_id": userID.String(), "payee_id": payeeID.String()}
 		var in payments.NewPayeeAddress
-		if err := svc.Decode("addresses_add", req, &in); err != nil {
+		if err := svc.Decode("addresses_add", payments.Request{Path: path, Body: body}, &in); err != nil {
 			return err
 		}
-		address, err := svc.AddPayeeAddress(ctx, *user, *payee, in)
+		address, err := svc.AddPayeeAddress(ctx, path["user_id"], path["payee_id"], in)
 		if err != nil {
 			return err
 		}
