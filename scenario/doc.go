@@ -9,6 +9,9 @@
 //
 //	func TestScripts(t *testing.T) { scenario.Run(t, "testdata") }
 //
+// Without Go, "paymentsd test FILE.txtar..." runs the same scripts with the same
+// commands and reports each failure: the script line, what was expected, what came back.
+//
 // A line starting with "!" expects the command to fail. Commands that cannot
 // meaningfully fail (call, userapi, restart, jsonget, sign, genbody, uuidform) refuse
 // "!"; a misused command fails with its usage line either way. Besides the standard
@@ -87,7 +90,8 @@
 //
 //	status CODE
 //
-// Asserts the last response's status (with "!": that it was any other).
+// Asserts the last response's status (with "!": that it was any other). A failure shows
+// the expected and the actual status and the response body.
 //
 //	header NAME VALUE_REGEXP
 //
@@ -104,16 +108,18 @@
 //
 // Asserts the value at PATH: a string must equal EXPECTED, anything else must be the
 // JSON EXPECTED (json data.email null, json totalRecords 3,
-// json detail.0.loc '["body","name"]'). With "!": the value differs or is absent.
+// json detail.0.loc '["body","name"]'). With "!": the value differs or is absent. A
+// failure shows the path, the expected and the actual value.
 //
 //	cmpjson FILE
 //
 // Asserts that the last response body is the JSON in FILE, after expanding $VARS in it
 // (write $$ for a "$" that comes before a letter).
 // Member order and spacing do not matter. The clock fields queryGeneratedTime,
-// created_at and updated_at are not compared when both sides have them, and the string
-// "<any>" in FILE matches any value that is present. A mismatch prints a diff of both,
-// indented. With "!": the body differs.
+// created_at and updated_at are not compared when both sides have them; the string
+// "<any>" in FILE matches any value that is present, and "<uuid>" any UUID in the form
+// the API answers (a generated id). A mismatch prints a diff of both, indented. With
+// "!": the body differs.
 //
 // # Generators
 //

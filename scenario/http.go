@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -219,15 +220,25 @@ func cmdStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[0])
 	if err != nil || want < 100 || want > 999 {
-		usage(ts, "status")
+		usagef(ts, "status", "CODE must be an HTTP status, 100 to 999, not %q", args[0])
 	}
 	r := lastResponse(ts, "status")
 	switch {
 	case neg && r.status == want:
-		ts.Fatalf("status is %d, want any other", r.status)
+		ts.Fatalf("unexpected status\n    expected: any status but %s\n    actual:   %s\n    response body:\n%s",
+			statusText(want), statusText(r.status), showBody(r.body))
 	case !neg && r.status != want:
-		ts.Fatalf("status is %d, want %d", r.status, want)
+		ts.Fatalf("unexpected status\n    expected: %s\n    actual:   %s\n    response body:\n%s",
+			statusText(want), statusText(r.status), showBody(r.body))
 	}
+}
+
+// statusText writes a status as its code and, when it has one, its name: "404 Not Found".
+func statusText(code int) string {
+	if text := http.StatusText(code); text != "" {
+		return strconv.Itoa(code) + " " + text
+	}
+	return strconv.Itoa(code)
 }
 
 // cmdHeader: header NAME VALUE_REGEXP
@@ -237,7 +248,7 @@ func cmdHeader(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile(args[1])
 	if err != nil {
-		ts.Fatalf("header: %v", err)
+		usagef(ts, "header", "VALUE_REGEXP: %v", err)
 	}
 	values := lastResponse(ts, "header").header.Values(args[0])
 	matched := false
@@ -246,12 +257,55 @@ func cmdHeader(ts *testscript.TestScript, neg bool, args []string) {
 			matched = true
 		}
 	}
+	actual := "no such header"
+	if len(values) > 0 {
+		actual = quoteAll(values)
+	}
 	switch {
 	case neg && matched:
-		ts.Fatalf("header %s is %q, matching %q", args[0], values, args[1])
-	case !neg && len(values) == 0:
-		ts.Fatalf("no header %s", args[0])
+		ts.Fatalf("unexpected header %s\n    expected: no value matching %s\n    actual:   %s", args[0], args[1], actual)
 	case !neg && !matched:
-		ts.Fatalf("header %s is %q, not matching %q", args[0], values, args[1])
+		ts.Fatalf("unexpected header %s\n    expected: a value matching %s\n    actual:   %s", args[0], args[1], actual)
 	}
+}
+
+// quoteAll writes values as quoted strings separated by commas.
+func quoteAll(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return strings.Join(quoted, ", ")
+}
+
+// bodyLines is how many lines of a response body a failure message shows.
+const bodyLines = 40
+
+// showBody returns a response body for a failure message: indented when it is JSON,
+// the text otherwise, at most bodyLines lines of it, each indented by six spaces.
+func showBody(body []byte) string {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "      (empty)"
+	}
+	text := string(body)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, body, "", "  "); err == nil {
+		text = indented.String() // in the order the server wrote it
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	more := len(lines) - bodyLines
+	if more > 0 {
+		lines = lines[:bodyLines]
+	}
+	var b strings.Builder
+	for i, line := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("      " + line)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "\n      … %d more lines", more)
+	}
+	return b.String()
 }

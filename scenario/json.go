@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/rogpeppe/go-internal/diff"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -17,8 +19,13 @@ import (
 // change with the clock.
 var ignoredKeys = map[string]bool{"queryGeneratedTime": true, "created_at": true, "updated_at": true}
 
-// anyValue, as a string in an expected document, matches any value that is present.
-const anyValue = "<any>"
+// Placeholders, as strings in an expected document: anyValue matches any value that is
+// present, uuidValue a UUID in the form the API answers (lower case, hyphenated), such as
+// a generated id.
+const (
+	anyValue  = "<any>"
+	uuidValue = "<uuid>"
+)
 
 // decodeJSON decodes one JSON document, keeping numbers as written.
 func decodeJSON(data []byte) (any, error) {
@@ -72,7 +79,7 @@ func lookupPath(v any, path string) (any, error) {
 		case map[string]any:
 			next, ok := x[step]
 			if !ok {
-				return nil, fmt.Errorf("%s has no member %q", where, step)
+				return nil, fmt.Errorf("%s has no member %q (%s)", where, step, members(x))
 			}
 			v = next
 		case []any:
@@ -92,12 +99,25 @@ func lookupPath(v any, path string) (any, error) {
 	return v, nil
 }
 
+// members names the members an object has, for a path that names another.
+func members(x map[string]any) string {
+	if len(x) == 0 {
+		return "it is empty"
+	}
+	names := make([]string, 0, len(x))
+	for name := range x {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return "it has " + strings.Join(names, ", ")
+}
+
 // lastJSON returns the last response body decoded.
 func lastJSON(ts *testscript.TestScript, name string) any {
 	r := lastResponse(ts, name)
 	v, err := decodeJSON(r.body)
 	if err != nil {
-		ts.Fatalf("%s: the last response body is not JSON (%v): %q", name, err, r.body)
+		ts.Fatalf("%s: the last response body is not JSON (%v)\n    response body:\n%s", name, err, showBody(r.body))
 	}
 	return v
 }
@@ -117,9 +137,10 @@ func cmdJSONGet(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || args[0] == "" || args[1] == "" {
 		usage(ts, "jsonget")
 	}
-	v, err := lookupPath(lastJSON(ts, "jsonget"), args[1])
+	body := lastJSON(ts, "jsonget")
+	v, err := lookupPath(body, args[1])
 	if err != nil {
-		ts.Fatalf("jsonget %s: %v", args[1], err)
+		ts.Fatalf("no value at %s: %v\n    response body:\n%s", args[1], err, showBody(getState(ts).last.body))
 	}
 	ts.Setenv(args[0], text(v))
 }
@@ -141,17 +162,30 @@ func cmdJSON(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || args[0] == "" {
 		usage(ts, "json")
 	}
-	v, err := lookupPath(lastJSON(ts, "json"), args[0])
+	body := lastJSON(ts, "json")
+	v, err := lookupPath(body, args[0])
 	switch {
 	case err != nil && neg:
 		return // absent: differs
 	case err != nil:
-		ts.Fatalf("json %s: %v", args[0], err)
+		ts.Fatalf("no value at %s: %v\n    expected: %s\n    response body:\n%s",
+			args[0], err, args[1], showBody(getState(ts).last.body))
 	case neg && matchesText(v, args[1]):
-		ts.Fatalf("json %s is %s, want anything else", args[0], compact(v))
+		ts.Fatalf("unexpected value at %s\n    expected: anything but %s\n    actual:   %s",
+			args[0], expectedText(v, args[1]), compact(v))
 	case !neg && !matchesText(v, args[1]):
-		ts.Fatalf("json %s is %s, want %s", args[0], compact(v), args[1])
+		ts.Fatalf("unexpected value at %s\n    expected: %s\n    actual:   %s",
+			args[0], expectedText(v, args[1]), compact(v))
 	}
+}
+
+// expectedText writes what a script expected in the notation of the actual value v: a
+// string is compared as it is written, so it is shown quoted, as v is.
+func expectedText(v any, want string) string {
+	if _, ok := v.(string); ok {
+		return compact(want)
+	}
+	return want
 }
 
 // cmdCmpJSON: cmpjson FILE
@@ -170,18 +204,47 @@ func cmdCmpJSON(ts *testscript.TestScript, neg bool, args []string) {
 	case neg && same:
 		ts.Fatalf("cmpjson: the last response body matches %s", args[0])
 	case !neg && !same:
-		ts.Fatalf("cmpjson: the last response body differs from %s (- expected, + actual; "+
-			"clock fields and \"<any>\" already settled):\n%s", args[0],
-			diff.Diff(args[0], pretty(expected), "response", pretty(seen)))
+		ts.Fatalf("the last response body differs from %s\n"+
+			"    (- lines are expected, + lines came back; clock fields and placeholders already settled)\n%s",
+			args[0], indent(unifiedDiff(args[0], pretty(expected), "response", pretty(seen)), "    "))
 	}
 }
 
+// unifiedDiff returns the unified diff of old and new, without the "diff OLD NEW" line
+// that precedes its "---" and "+++" lines.
+func unifiedDiff(oldName string, old []byte, newName string, new []byte) []byte {
+	d := diff.Diff(oldName, old, newName, new)
+	if bytes.HasPrefix(d, []byte("diff ")) {
+		if i := bytes.IndexByte(d, '\n'); i >= 0 {
+			d = d[i+1:]
+		}
+	}
+	return d
+}
+
+// indent puts prefix before each line of text.
+func indent(text []byte, prefix string) string {
+	lines := strings.Split(strings.TrimRight(string(text), "\n"), "\n")
+	return prefix + strings.Join(lines, "\n"+prefix)
+}
+
+// isUUID reports whether v is a UUID string in canonical form.
+func isUUID(v any) bool {
+	s, ok := v.(string)
+	if !ok {
+		return false
+	}
+	id, err := uuid.Parse(s)
+	return err == nil && id.String() == s
+}
+
 // settle returns a copy of actual in which whatever expected does not compare is replaced
-// by expected's value: a member named in ignoredKeys present on both sides, and any value
-// present where expected has "<any>". What remains different is a real difference, so
-// actual matches expected exactly when the result equals expected.
+// by expected's value: a member named in ignoredKeys present on both sides, any value
+// present where expected has "<any>", and a UUID where it has "<uuid>". What remains
+// different is a real difference, so actual matches expected exactly when the result
+// equals expected.
 func settle(expected, actual any) any {
-	if s, ok := expected.(string); ok && s == anyValue {
+	if s, ok := expected.(string); ok && (s == anyValue || (s == uuidValue && isUUID(actual))) {
 		return expected
 	}
 	switch e := expected.(type) {

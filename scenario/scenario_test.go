@@ -20,23 +20,87 @@ func TestDocListsCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, u := range checkedUsages(t) {
+		if !strings.Contains(string(doc), "//\t"+u.line+"\n") {
+			t.Errorf("doc.go does not show the usage line of %s: %s", u.name, u.line)
+		}
+	}
+}
+
+// The testers' reference is a part of a README section: it must list every command as a
+// "- `USAGE LINE` ..." item, and nothing else that way.
+const (
+	readmeSection   = "## Scenario toolkit"
+	readmeReference = "### Commands"
+)
+
+// TestREADMEListsCommands keeps the testers' reference in the README in step with the
+// commands: a command added, renamed or given another usage line fails here until the
+// reference says so too.
+func TestREADMEListsCommands(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := markdownSection(string(readme), readmeSection)
+	_, reference, ok := strings.Cut(section, "\n"+readmeReference+"\n")
+	if !ok {
+		t.Fatalf("README.md has no %q section with a %q part", readmeSection, readmeReference)
+	}
+	listed := map[string]bool{}
+	for _, line := range strings.Split(reference, "\n") {
+		if rest, ok := strings.CutPrefix(line, "- `"); ok {
+			usage, _, _ := strings.Cut(rest, "`")
+			listed[usage] = true
+		}
+	}
+	known := map[string]bool{}
+	for _, u := range checkedUsages(t) {
+		known[u.line] = true
+		if !listed[u.line] {
+			t.Errorf("README.md %s, %s, does not list %s as \"- `%s`\"", readmeSection, readmeReference, u.name, u.line)
+		}
+	}
+	for usage := range listed {
+		if !known[usage] {
+			t.Errorf("README.md %s, %s, lists \"%s\", which is no command's usage line", readmeSection, readmeReference, usage)
+		}
+	}
+}
+
+// markdownSection returns the text of the "## " section headed title, up to the next
+// "## " heading.
+func markdownSection(doc, title string) string {
+	_, after, ok := strings.Cut(doc, "\n"+title+"\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(after, "\n## "); i >= 0 {
+		after = after[:i]
+	}
+	return after
+}
+
+// checkedUsages returns the usage lines after checking that every command has exactly
+// one and that every usage line starts with its command's name.
+func checkedUsages(t *testing.T) []struct{ name, line string } {
+	t.Helper()
 	var names, usageNames []string
 	for name := range Commands() {
 		names = append(names, name)
 	}
-	for name := range usages {
-		usageNames = append(usageNames, name)
+	for _, u := range usages {
+		usageNames = append(usageNames, u.name)
+		if first, _, _ := strings.Cut(u.line, " "); first != u.name {
+			t.Errorf("the usage line of %s starts with %q", u.name, first)
+		}
 	}
 	sort.Strings(names)
 	sort.Strings(usageNames)
 	if !reflect.DeepEqual(names, usageNames) {
 		t.Fatalf("commands %q, usage lines for %q", names, usageNames)
 	}
-	for _, name := range names {
-		if !strings.Contains(string(doc), "//\t"+usages[name]+"\n") {
-			t.Errorf("doc.go does not show the usage line of %s: %s", name, usages[name])
-		}
-	}
+	return usages
 }
 
 func TestLookupPath(t *testing.T) {
@@ -116,6 +180,12 @@ func TestSettle(t *testing.T) {
 		{`[1]`, `[1,2]`, false},
 		{`{"n":1}`, `{"n":1.0}`, false},
 		{`"<any>"`, `null`, true},
+		{`{"id":"<uuid>"}`, `{"id":"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"}`, true},
+		{`{"id":"<uuid>"}`, `{"id":"7F0C2A4E-1B7D-4C61-9A53-0D8E7F6B5A41"}`, false},
+		{`{"id":"<uuid>"}`, `{"id":"7f0c2a4e1b7d4c619a530d8e7f6b5a41"}`, false},
+		{`{"id":"<uuid>"}`, `{"id":"x"}`, false},
+		{`{"id":"<uuid>"}`, `{"id":3}`, false},
+		{`{"id":"<uuid>"}`, `{}`, false},
 	} {
 		e, err := decodeJSON([]byte(c.expected))
 		if err != nil {
@@ -128,5 +198,25 @@ func TestSettle(t *testing.T) {
 		if got := reflect.DeepEqual(e, settle(e, a)); got != c.same {
 			t.Errorf("%s against %s: same = %v, want %v", c.actual, c.expected, got, c.same)
 		}
+	}
+}
+
+func TestShowBody(t *testing.T) {
+	for _, c := range []struct{ body, want string }{
+		{``, "      (empty)"},
+		{`{"a":1,"b":[true]}`, "      {\n        \"a\": 1,\n        \"b\": [\n          true\n        ]\n      }"},
+		{"not json\nat all\n", "      not json\n      at all"},
+	} {
+		if got := showBody([]byte(c.body)); got != c.want {
+			t.Errorf("showBody(%q) = %q, want %q", c.body, got, c.want)
+		}
+	}
+	long := "[" + strings.Repeat("1,", 99) + "1]"
+	got := showBody([]byte(long))
+	if n := strings.Count(got, "\n"); n != bodyLines {
+		t.Errorf("a 102-line body shows as %d lines, want %d and a note", n+1, bodyLines+1)
+	}
+	if !strings.HasSuffix(got, "… 62 more lines") {
+		t.Errorf("a 102-line body ends %q", got[len(got)-30:])
 	}
 }

@@ -46,6 +46,7 @@ var commands = []*command{
 	ratesSetCommand,
 	rulesLoadCommand,
 	callCommand,
+	testCommand,
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:
