@@ -7,14 +7,20 @@
 //	paymentsd platform create [-db F] [-env sandbox|production] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
+//	paymentsd card add        [-db F] -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
+//	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID < address.json
+//	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
+//	paymentsd rules load      [-db F] FILE.json
 //	paymentsd call -url URL (-platform ID -secret S | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
+//	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //
-// Every command but call works on the SQLite file named by -db (default payments.db),
+// Every command but call and test works on the SQLite file named by -db (default payments.db),
 // creating and migrating it on first use; the server and the other commands may use one
 // file at the same time. What a command creates is printed on stdout as one line of JSON.
 // serve logs JSON on stderr, including the address it listens on, and stops gracefully
 // on SIGINT or SIGTERM. call signs a request as a platform (or authenticates it with a
-// user-API key), sends it and prints the response body.
+// user-API key), sends it and prints the response body. test runs scenario scripts (see
+// package scenario) against a fresh server each, and reports the failures.
 //
 // Exit status: 0 on success, 1 when the operation failed (for call: a status other than
 // 2xx), 2 for bad flags or arguments. Run 'paymentsd -h' or 'paymentsd COMMAND -h' for
