@@ -137,11 +137,6 @@ func isJSON(contentType string) bool {
 	return err == nil && mt == "application/json"
 }
 
-// success wraps data in the common envelope.
-func (s *server) success(data any) payments.Envelope {
-	return payments.Envelope{Success: true, Message: "Success", Data: data, QueryGeneratedTime: s.svc.Now().Unix()}
-}
-
 // jsonMux answers in the error envelope where the mux would answer by itself in plain
 // text: an unknown path (404) and a known path with another method (405, with Allow).
 type jsonMux struct {

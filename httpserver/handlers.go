@@ -1,0 +1,102 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/platform-payments/payments"
+)
+
+// The handlers of the fourteen routes: each runs one library operation on the request
+// its schema has validated. decode does the validating.
+
+// none is the input of a route without a body: its path and query are in the call.
+type none struct{}
+
+// decode adapts op to a route: it validates the request against the named request
+// schema, decodes the body into op's input and runs op.
+func decode[In any](s *server, schema string, op func(ctx context.Context, c *call, in In) (any, error)) handlerFunc {
+	return func(ctx context.Context, c *call) (any, error) {
+		var in In
+		if err := s.svc.Decode(schema, c.req, &in); err != nil {
+			return nil, err
+		}
+		return op(ctx, c, in)
+	}
+}
+
+// success wraps what an operation returned in the common envelope, or passes its error on.
+func (s *server) success(data any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return payments.Envelope{Success: true, Message: "Success", Data: data, QueryGeneratedTime: s.svc.Now().Unix()}, nil
+}
+
+func (s *server) createPayee(ctx context.Context, c *call, in payments.NewPayee) (any, error) {
+	return s.success(s.svc.CreatePayee(ctx, c.caller, in))
+}
+
+func (s *server) updatePayee(ctx context.Context, c *call, in payments.PayeeRename) (any, error) {
+	return s.success(s.svc.UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
+}
+
+func (s *server) createUser(ctx context.Context, c *call, in payments.NewUser) (any, error) {
+	return s.success(s.svc.CreateUser(ctx, c.platform, in))
+}
+
+// listUsers answers in List Users' own envelope.
+func (s *server) listUsers(ctx context.Context, c *call, in payments.ListUsersParams) (any, error) {
+	page, err := s.svc.ListUsers(ctx, c.platform, in)
+	if err != nil {
+		return nil, err
+	}
+	return payments.UserListEnvelope{
+		Success:            true,
+		StatusCode:         http.StatusOK,
+		Message:            "Success",
+		Records:            page.Records,
+		TotalRecords:       page.TotalRecords,
+		QueryGeneratedTime: s.svc.Now().Unix(),
+	}, nil
+}
+
+func (s *server) getUser(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.GetUser(ctx, c.platform, c.req.Path["user_id"]))
+}
+
+func (s *server) addBankAccount(ctx context.Context, c *call, in payments.NewBankAccount) (any, error) {
+	return s.success(s.svc.AddBankAccount(ctx, c.platform, in))
+}
+
+func (s *server) getBankAccount(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.GetBankAccount(ctx, c.platform, c.req.Path["account_id"]))
+}
+
+func (s *server) deleteCard(ctx context.Context, c *call, in payments.CardDeletion) (any, error) {
+	return s.success(s.svc.DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
+}
+
+func (s *server) addPayeeBank(ctx context.Context, c *call, in payments.NewPayeeBank) (any, error) {
+	return s.success(s.svc.AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
+}
+
+func (s *server) deletePayeeBank(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(nil, s.svc.DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
+}
+
+func (s *server) listPayeeAddresses(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.ListPayeeAddresses(ctx, c.platform, c.req.Path["user_id"], c.req.Query["payee_id"]))
+}
+
+func (s *server) getPayeeAddress(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.GetPayeeAddress(ctx, c.platform, c.req.Path["user_id"], c.req.Path["address_id"]))
+}
+
+func (s *server) getPayeeRules(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.GetPayeeRules(ctx, c.req.Query["country_code"], c.req.Query["payout_currency"]))
+}
+
+func (s *server) getExchangeRates(ctx context.Context, c *call, _ none) (any, error) {
+	return s.success(s.svc.ExchangeRates(ctx, c.req.Query["payout_currency"]))
+}
