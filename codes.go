@@ -61,7 +61,7 @@ func countryProblem(s string) string {
 func ibanProblem(iban, country string, length int) string {
 	switch {
 	case !strings.HasPrefix(iban, country):
-		return fmt.Sprintf("must be an IBAN of %s, starting with %s", country, country)
+		return fmt.Sprintf("must be an IBAN starting with %s", country)
 	case len(iban) != length:
 		return fmt.Sprintf("must be an IBAN of %d characters", length)
 	}
