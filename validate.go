@@ -328,4 +328,3 @@ func (v *validator) validate(name string, doc map[string]any, bodyKeys []string)
 	}
 	return invalid(v.fieldErrors(name, doc, ve, bodyKeys)...)
 }
-
