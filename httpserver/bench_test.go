@@ -1,4 +1,4 @@
-package payments_test
+package httpserver_test
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 // handler (the real request pipeline, driven in-process with signed requests), on a store
 // holding benchUsers users of one platform.
 //
-//	go test -run '^$' -bench . -benchtime 2000x
+//	go test -run '^$' -bench . -benchtime 2000x ./httpserver
 
 const benchUsers = 100_000
 
@@ -61,7 +61,12 @@ func openBenchStore(b *testing.B) (*payments.Service, *benchStore) {
 	if err := os.WriteFile(path, benchSeed.image, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	return mustOpenFile(b, path), benchSeed
+	svc, err := payments.Open(context.Background(), path, payments.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	return svc, benchSeed
 }
 
 func buildBenchStore(ctx context.Context) (*benchStore, error) {
