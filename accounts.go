@@ -84,7 +84,7 @@ func bankAccountFromRow(r queries.BankAccount) BankAccount {
 // the platform's, and CodeConflict when the user already has this routing and account
 // number.
 func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	if _, err := s.check("accounts_add", nil, in); err != nil {
+	if _, err := s.check("accounts_add", nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
 	row := queries.BankAccount{
@@ -166,7 +166,7 @@ func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in N
 // Returns CodeInvalid for a malformed id, CodeNotFound when the account is not of one of
 // the platform's users, and CodeForbidden while its user is not identity-verified.
 func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, accountID string) (BankAccount, error) {
-	if _, err := s.check("accounts_get", map[string]string{"account_id": accountID}, nil); err != nil {
+	if _, err := s.check("accounts_get", map[string]string{"account_id": accountID}, nil, nil); err != nil {
 		return BankAccount{}, err
 	}
 	var a BankAccount

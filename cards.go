@@ -47,7 +47,7 @@ type DeletedCard struct {
 //
 // Returns CodeInvalid when the card fails validation and CodeNotFound for an unknown user.
 func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card, error) {
-	if _, err := s.check("cards_add", map[string]string{"user_id": userID}, in); err != nil {
+	if _, err := s.check("cards_add", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Card{}, err
 	}
 	c := Card{
@@ -85,7 +85,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the card is not the user's or already deleted.
 func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	if _, err := s.check("cards_delete", map[string]string{"user_id": userID}, in); err != nil {
+	if _, err := s.check("cards_delete", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)

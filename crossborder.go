@@ -87,7 +87,7 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, er
 // the platform's or the payee not the user's.
 func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
-	body, err := s.check(payeeBankRequest, pathParams, in)
+	body, err := s.check(payeeBankRequest, pathParams, nil, in)
 	if err != nil {
 		return PayeeBank{}, err
 	}
@@ -160,7 +160,7 @@ func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the bank is not the user's or already deleted.
 func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
-	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil); err != nil {
+	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
 	return s.write(ctx, func(q *queries.Queries) error {
@@ -235,7 +235,7 @@ func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 // Returns CodeInvalid when the address fails validation and CodeNotFound when the user or
 // the user's payee does not exist.
 func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, in NewPayeeAddress) (PayeeAddress, error) {
-	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, in); err != nil {
+	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, nil, in); err != nil {
 		return PayeeAddress{}, err
 	}
 	row := queries.CreatePayeeAddressParams{
@@ -285,8 +285,7 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 	if payeeID != "" {
 		query["payee_id"] = payeeID
 	}
-	doc := map[string]any{"path": map[string]any{"user_id": userID}, "query": stringMap(query)}
-	if err := s.schemas.validate("addresses_list", doc, nil); err != nil {
+	if _, err := s.check("addresses_list", map[string]string{"user_id": userID}, query, nil); err != nil {
 		return nil, err
 	}
 	out := []PayeeAddress{}
@@ -313,7 +312,7 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the address is not the user's.
 func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, userID, addressID string) (PayeeAddress, error) {
-	if _, err := s.check("addresses_get", map[string]string{"user_id": userID, "address_id": addressID}, nil); err != nil {
+	if _, err := s.check("addresses_get", map[string]string{"user_id": userID, "address_id": addressID}, nil, nil); err != nil {
 		return PayeeAddress{}, err
 	}
 	var a PayeeAddress

@@ -49,7 +49,7 @@ func payeeFromRow(r queries.Payee) Payee {
 //
 // Returns CodeInvalid when the body fails validation.
 func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	body, err := s.check("payees_create", nil, in)
+	body, err := s.check("payees_create", nil, nil, in)
 	if err != nil {
 		return Payee{}, err
 	}
@@ -86,7 +86,7 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the payee not the user's.
 func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	if _, err := s.check("payees_update", map[string]string{"user_id": userID}, in); err != nil {
+	if _, err := s.check("payees_update", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee

@@ -36,7 +36,7 @@ type NewExchangeRate struct {
 //
 // Returns CodeInvalid when the rate fails validation.
 func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (ExchangeRate, error) {
-	if _, err := s.check("rates_set", nil, in); err != nil {
+	if _, err := s.check("rates_set", nil, nil, in); err != nil {
 		return ExchangeRate{}, err
 	}
 	now := s.Now()
@@ -75,7 +75,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 //
 // Returns CodeInvalid for a malformed or unknown currency code.
 func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]ExchangeRate, error) {
-	if err := s.checkQuery("rates_get", map[string]string{"payout_currency": payoutCurrency}); err != nil {
+	if _, err := s.check("rates_get", nil, map[string]string{"payout_currency": payoutCurrency}, nil); err != nil {
 		return nil, err
 	}
 	out := []ExchangeRate{}

@@ -71,7 +71,7 @@ var ifscPattern = regexp.MustCompile(`^[A-Z]{4}0[A-Z0-9]{6}$`)
 // when there are no rules for the pair.
 func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency string) (PayeeRules, error) {
 	query := map[string]string{"country_code": countryCode, "payout_currency": payoutCurrency}
-	if err := s.checkQuery("rules_get", query); err != nil {
+	if _, err := s.check("rules_get", nil, query, nil); err != nil {
 		return PayeeRules{}, err
 	}
 	var r PayeeRules
@@ -108,12 +108,13 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 //
 // Returns CodeInvalid, saying what is wrong and where, for a faulty file.
 func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte) (int, error) {
-	rules, err := s.parsePayeeRules(raw)
+	rules, compiled, err := s.parsePayeeRules(raw)
 	if err != nil {
 		return 0, err
 	}
-	err = s.write(ctx, func(q *queries.Queries) error {
-		setID, err := q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
+	var setID int64
+	err = s.write(ctx, func(q *queries.Queries) (err error) {
+		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
 		if err != nil {
 			return err
 		}
@@ -151,6 +152,9 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 	if err != nil {
 		return 0, err
 	}
+	for country, v := range compiled { // compiled to check the file: kept for use
+		s.countryRules.Store(country, countryRules{setID: setID, v: v})
+	}
 	return len(rules), nil
 }
 
@@ -172,11 +176,12 @@ func rulesFault(format string, args ...any) error {
 	return Errorf(CodeInvalid, "Payee rules refused: "+format, args...)
 }
 
-// parsePayeeRules checks a rules file as a whole and returns its rules.
-func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
+// parsePayeeRules checks a rules file as a whole and returns its rules, with each
+// country's field rules compiled.
+func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validator, error) {
 	doc, fe := parseBody(raw)
 	if fe != nil {
-		return nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
+		return nil, nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
 	}
 	err := s.schemas.validate("payee_rules_load", map[string]any{"path": map[string]any{}, "query": map[string]any{}, "body": doc}, nil)
 	if pe, ok := err.(*Error); ok && len(pe.Fields) > 0 {
@@ -192,25 +197,26 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
 				where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
 			}
 		}
-		return nil, rulesFault("%s.", strings.Join(where, "; "))
+		return nil, nil, rulesFault("%s.", strings.Join(where, "; "))
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var rules []PayeeRules
 	if err := json.Unmarshal(raw, &rules); err != nil {
-		return nil, rulesFault("%v.", err)
+		return nil, nil, rulesFault("%v.", err)
 	}
 
 	limits := s.schemas.ruleTagLimits()
 	required := s.schemas.requiredBankFields()
 	countries := map[string]PayeeRules{}
+	compiled := map[string]*validator{}
 	pairs := map[string]bool{}
 	for i, r := range rules {
 		at := fmt.Sprintf("entry %d (%s/%s)", i, r.CountryCode, r.Account.PayoutCurrency)
 		pair := r.CountryCode + "/" + r.Account.PayoutCurrency
 		if pairs[pair] {
-			return nil, rulesFault("%s: a second entry for the same country and currency.", at)
+			return nil, nil, rulesFault("%s: a second entry for the same country and currency.", at)
 		}
 		pairs[pair] = true
 		tags := map[string]bool{}
@@ -218,35 +224,39 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, error) {
 			limit, known := limits[f.Tag]
 			switch {
 			case !known:
-				return nil, rulesFault("%s: tag %q is not a payee bank or address field.", at, f.Tag)
+				return nil, nil, rulesFault("%s: tag %q is not a payee bank or address field.", at, f.Tag)
 			case tags[f.Tag]:
-				return nil, rulesFault("%s: tag %q is listed twice.", at, f.Tag)
+				return nil, nil, rulesFault("%s: tag %q is listed twice.", at, f.Tag)
 			case limit > 0 && f.Length > limit:
-				return nil, rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
+				return nil, nil, rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
 			case dataTypeTags[f.DataType] != "" && dataTypeTags[f.DataType] != f.Tag:
-				return nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypeTags[f.DataType], f.Tag)
+				return nil, nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypeTags[f.DataType], f.Tag)
 			}
 			tags[f.Tag] = true
 		}
 		for _, field := range required {
 			if !containsTag(r.MandatoryFields, field) {
-				return nil, rulesFault("%s: %s must be a mandatory field.", at, field)
+				return nil, nil, rulesFault("%s: %s must be a mandatory field.", at, field)
 			}
 		}
 		min, _ := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
 		max, _ := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
 		if min.Cmp(max) > 0 {
-			return nil, rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
+			return nil, nil, rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
 		}
 		if first, seen := countries[r.CountryCode]; seen && !sameFieldRules(first, r) {
-			return nil, rulesFault("%s: field rules differ from another entry of %s; they belong to the country.", at, r.CountryCode)
+			return nil, nil, rulesFault("%s: field rules differ from another entry of %s; they belong to the country.", at, r.CountryCode)
 		}
 		countries[r.CountryCode] = r
-		if _, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields); err != nil {
-			return nil, rulesFault("%s: %v.", at, err)
+		if compiled[r.CountryCode] == nil { // the country's other entries have the same field rules
+			v, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields)
+			if err != nil {
+				return nil, nil, rulesFault("%s: %v.", at, err)
+			}
+			compiled[r.CountryCode] = v
 		}
 	}
-	return rules, nil
+	return rules, compiled, nil
 }
 
 func containsTag(fields []FieldRule, tag string) bool {

@@ -84,7 +84,7 @@ func checkContact(body map[string]any, required bool) error {
 // Returns CodeInvalid when the body fails validation and CodeConflict when the platform
 // already has a user with this email (compared case-insensitively).
 func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
-	body, err := s.check("users_create", nil, in)
+	body, err := s.check("users_create", nil, nil, in)
 	if err != nil {
 		return User{}, err
 	}
@@ -155,7 +155,7 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 //
 // Returns CodeInvalid when the parameters fail validation.
 func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams) (UserPage, error) {
-	if _, err := s.check("users_list", nil, in); err != nil {
+	if _, err := s.check("users_list", nil, nil, in); err != nil {
 		return UserPage{}, err
 	}
 	rows, page := int64(in.RowsPerPage), int64(in.PageNo)
@@ -193,7 +193,7 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // user.
 func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID string) (User, error) {
-	if _, err := s.check("users_get", map[string]string{"user_id": userID}, nil); err != nil {
+	if _, err := s.check("users_get", map[string]string{"user_id": userID}, nil, nil); err != nil {
 		return User{}, err
 	}
 	var u User

@@ -176,11 +176,11 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 	return nil
 }
 
-// check validates what a Go caller passed to an operation: path parameters and a body
-// value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
-// It returns the body as the validator saw it, for the rules that run in Go.
-func (s *Service) check(name string, pathParams map[string]string, body any) (map[string]any, error) {
-	doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}}
+// check validates what a Go caller passed to an operation: path and query parameters and
+// a body value, which is encoded to JSON first so that it meets the same schema as an HTTP
+// body. It returns the body as the validator saw it, for the rules that run in Go.
+func (s *Service) check(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
+	doc := map[string]any{"path": stringMap(pathParams), "query": stringMap(query)}
 	var bodyMap map[string]any
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -195,11 +195,6 @@ func (s *Service) check(name string, pathParams map[string]string, body any) (ma
 		bodyMap, _ = decoded.(map[string]any)
 	}
 	return bodyMap, s.schemas.validate(name, doc, nil)
-}
-
-// checkQuery validates the query parameters a Go caller passed to an operation.
-func (s *Service) checkQuery(name string, query map[string]string) error {
-	return s.schemas.validate(name, map[string]any{"path": map[string]any{}, "query": stringMap(query)}, nil)
 }
 
 func stringMap(m map[string]string) map[string]any {
