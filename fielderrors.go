@@ -5,10 +5,12 @@ package payments
 // order pydantic reports them (path, query, body; fields as the schema declares them).
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,17 +27,24 @@ var keywordRank = map[string]int{
 
 var sectionRank = map[string]int{"path": 0, "query": 1, "body": 2}
 
+// candidate is the entry chosen so far for one loc, and where it goes in the answer.
 type candidate struct {
-	rank int
-	fe   FieldError
+	rank           int    // keywordRank of the failure: the lowest wins
+	key            string // locKey of the entry
+	section, field int    // its place: see sortFieldErrors
+	fe             FieldError
 }
 
-func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, bodyKeys []string) []FieldError {
-	best := map[string]candidate{}
+func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, rawBody []byte) []FieldError {
+	var found []candidate
+	byLoc := map[string]int{} // locKey -> index in found
 	add := func(rank int, fe FieldError) {
-		key := fmt.Sprint(fe.Loc...)
-		if c, ok := best[key]; !ok || rank < c.rank {
-			best[key] = candidate{rank, fe}
+		key := locKey(fe.Loc)
+		if i, ok := byLoc[key]; !ok {
+			byLoc[key] = len(found)
+			found = append(found, candidate{rank: rank, key: key, fe: fe})
+		} else if rank < found[i].rank {
+			found[i].rank, found[i].fe = rank, fe
 		}
 	}
 	var walk func(e *jsonschema.ValidationError)
@@ -76,38 +85,70 @@ func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschem
 	}
 	walk(root)
 
-	out := make([]FieldError, 0, len(best))
-	for _, c := range best {
-		out = append(out, c.fe)
-	}
-	position := func(loc []any) (int, int) {
-		section, _ := loc[0].(string)
-		if len(loc) < 2 {
-			return sectionRank[section], -1
-		}
-		field, _ := loc[1].(string)
-		if i, ok := v.order[name][section+"/"+field]; ok {
-			return sectionRank[section], i
-		}
-		for i, k := range bodyKeys { // undeclared fields: in the order the client wrote them
-			if k == field {
-				return sectionRank[section], 1000 + i
+	return v.sortFieldErrors(name, found, rawBody)
+}
+
+// sortFieldErrors puts the entries in pydantic's order: path, then query, then body; within
+// each, declared fields in the order the schema declares them, then undeclared fields in
+// the order the client wrote them. Each entry's place is worked out once, from an index of
+// the body's keys made in one pass (when an undeclared field needs it), and the entries are
+// sorted by reference, so ordering n entries costs O(n log n).
+func (v *validator) sortFieldErrors(name string, found []candidate, rawBody []byte) []FieldError {
+	var written map[string]int
+	writtenAt := func(field string) (int, bool) {
+		if written == nil {
+			keys := objectKeys(rawBody)
+			written = make(map[string]int, len(keys))
+			for i, k := range keys {
+				if _, seen := written[k]; !seen {
+					written[k] = i
+				}
 			}
 		}
-		return sectionRank[section], 1 << 20
+		i, ok := written[field]
+		return i, ok
 	}
-	sort.Slice(out, func(i, j int) bool {
-		si, fi := position(out[i].Loc)
-		sj, fj := position(out[j].Loc)
-		if si != sj {
-			return si < sj
+	order := make([]*candidate, len(found))
+	for i := range found {
+		c := &found[i]
+		order[i] = c
+		section, _ := c.fe.Loc[0].(string)
+		c.section, c.field = sectionRank[section], -1
+		if len(c.fe.Loc) < 2 {
+			continue
 		}
-		if fi != fj {
-			return fi < fj
+		field, _ := c.fe.Loc[1].(string)
+		if i, ok := v.order[name][section+"/"+field]; ok {
+			c.field = i
+		} else if i, ok := writtenAt(field); ok {
+			c.field = 1000 + i
+		} else {
+			c.field = math.MaxInt
 		}
-		return fmt.Sprint(out[i].Loc...) < fmt.Sprint(out[j].Loc...)
+	}
+	slices.SortFunc(order, func(a, b *candidate) int {
+		return cmp.Or(cmp.Compare(a.section, b.section), cmp.Compare(a.field, b.field), strings.Compare(a.key, b.key))
 	})
-	return out
+	entries := make([]FieldError, len(order))
+	for i, c := range order {
+		entries[i] = c.fe
+	}
+	return entries
+}
+
+// locKey is loc as text, one key per field: distinct locs give distinct keys.
+func locKey(loc []any) string {
+	var b strings.Builder
+	for _, part := range loc {
+		switch p := part.(type) {
+		case string:
+			b.WriteString(p)
+		default:
+			fmt.Fprint(&b, p)
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // describe turns one failed keyword of schema node on value into its pydantic entry.

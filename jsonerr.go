@@ -1,22 +1,34 @@
 package payments
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
-// pythonJSONError finds the first fault of a malformed JSON text the way Python's json
-// module (and so FastAPI) reports it: the character offset where the offending token
-// starts, and the decoder's message. Go's decoder stops some characters later (after a
-// bad literal, at the end of an unterminated string), so its offsets cannot be used as
-// they are. ok is false when Python would accept the text (NaN and Infinity, which Go
-// refuses).
-func pythonJSONError(text string) (pos int, msg string, ok bool) {
-	p := &pyScanner{s: []rune(text)}
+// jsonSyntaxError finds the first fault of a JSON text that encoding/json refused, or that
+// nests too deep, the way Python's json module (and so FastAPI) reports a fault: the
+// character offset where the offending token starts, and the decoder's message. Go's
+// decoder stops some characters later (after a bad literal, at the end of an unterminated
+// string), so its offsets cannot be used as they are.
+//
+// Two faults are ours, not Python's: NaN and Infinity, which Python reads but JSON does not
+// have, are "Expecting value" where they start; and an array or object opened deeper than
+// maxJSONDepth is a nesting fault where it opens, whatever follows. So the scanner never
+// recurses deeper than maxJSONDepth, whatever the text, and a hostile body costs one pass.
+//
+// text must be valid UTF-8. ok is false only for a text this scanner accepts (JSON that
+// nests no deeper than the limit).
+func jsonSyntaxError(text []byte) (pos int, msg string, ok bool) {
+	p := &jsonScanner{s: text}
 	defer func() {
 		if r := recover(); r != nil {
-			f, isFault := r.(pyFault)
+			f, isFault := r.(jsonFault)
 			if !isFault {
 				panic(r)
 			}
-			pos, msg, ok = f.pos, f.msg, true
+			// Offsets are in characters, as Python counts them.
+			pos, msg, ok = utf8.RuneCount(text[:f.pos]), f.msg, true
 		}
 	}()
 	end := p.value(p.skip(0))
@@ -26,40 +38,53 @@ func pythonJSONError(text string) (pos int, msg string, ok bool) {
 	return 0, "", false
 }
 
-type pyFault struct {
-	pos int
+// nestingMessage is the json_invalid reason of a body nested deeper than maxJSONDepth.
+var nestingMessage = fmt.Sprintf("Nesting deeper than %d levels", maxJSONDepth)
+
+type jsonFault struct {
+	pos int // byte offset
 	msg string
 }
 
-type pyScanner struct{ s []rune }
+type jsonScanner struct {
+	s     []byte
+	depth int // arrays and objects open around the current position
+}
 
-func (p *pyScanner) fail(msg string, pos int) { panic(pyFault{pos, msg}) }
+func (p *jsonScanner) fail(msg string, pos int) { panic(jsonFault{pos, msg}) }
 
-func (p *pyScanner) at(i int) rune {
+// at returns the byte at i, or -1 past the end. Every byte the scanner decides on is
+// ASCII; the bytes of other characters only ever appear inside strings or as faults.
+func (p *jsonScanner) at(i int) int {
 	if i < len(p.s) {
-		return p.s[i]
+		return int(p.s[i])
 	}
 	return -1
 }
 
-func (p *pyScanner) skip(i int) int {
-	for i < len(p.s) && strings.ContainsRune(" \t\n\r", p.s[i]) {
+func (p *jsonScanner) skip(i int) int {
+	for i < len(p.s) && strings.IndexByte(" \t\n\r", p.s[i]) >= 0 {
 		i++
 	}
 	return i
 }
 
 // value scans the value starting at i and returns the index after it.
-func (p *pyScanner) value(i int) int {
+func (p *jsonScanner) value(i int) int {
 	switch p.at(i) {
 	case '"':
 		return p.str(i + 1)
-	case '{':
-		return p.object(i + 1)
-	case '[':
+	case '{', '[':
+		if p.depth++; p.depth > maxJSONDepth {
+			p.fail(nestingMessage, i)
+		}
+		defer func() { p.depth-- }()
+		if p.at(i) == '{' {
+			return p.object(i + 1)
+		}
 		return p.array(i + 1)
 	}
-	for _, lit := range []string{"null", "true", "false", "NaN", "Infinity", "-Infinity"} {
+	for _, lit := range []string{"null", "true", "false"} {
 		if p.literalAt(i, lit) {
 			return i + len(lit)
 		}
@@ -67,23 +92,18 @@ func (p *pyScanner) value(i int) int {
 	if end := p.number(i); end > i {
 		return end
 	}
-	p.fail("Expecting value", i)
+	p.fail("Expecting value", i) // NaN and Infinity included
 	return 0
 }
 
-func (p *pyScanner) literalAt(i int, lit string) bool {
-	for j, r := range lit {
-		if p.at(i+j) != r {
-			return false
-		}
-	}
-	return true
+func (p *jsonScanner) literalAt(i int, lit string) bool {
+	return i+len(lit) <= len(p.s) && string(p.s[i:i+len(lit)]) == lit
 }
 
 // number returns the end of the number starting at i (i when there is none), matching
 // Python's -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? : "1." is the number 1 followed by a stray
 // ".", not a malformed number.
-func (p *pyScanner) number(i int) int {
+func (p *jsonScanner) number(i int) int {
 	digit := func(j int) bool { return p.at(j) >= '0' && p.at(j) <= '9' }
 	digits := func(j int) int {
 		for digit(j) {
@@ -119,7 +139,7 @@ func (p *pyScanner) number(i int) int {
 }
 
 // str scans a string whose opening quote is at i-1.
-func (p *pyScanner) str(i int) int {
+func (p *jsonScanner) str(i int) int {
 	begin := i - 1
 	for {
 		c := p.at(i)
@@ -136,16 +156,17 @@ func (p *pyScanner) str(i int) int {
 			case esc == -1:
 				p.fail("Unterminated string starting at", begin)
 			case esc == 'u':
+				// CPython wants the four digits and one character more.
 				if i+6 >= len(p.s) {
 					p.fail("Invalid \\uXXXX escape", i+1)
 				}
 				for _, h := range p.s[i+2 : i+6] {
-					if !strings.ContainsRune("0123456789abcdefABCDEF", h) {
+					if strings.IndexByte("0123456789abcdefABCDEF", h) < 0 {
 						p.fail("Invalid \\uXXXX escape", i+1)
 					}
 				}
 				i += 6
-			case strings.ContainsRune(`"\/bfnrt`, esc):
+			case strings.IndexByte(`"\/bfnrt`, byte(esc)) >= 0:
 				i += 2
 			default:
 				p.fail("Invalid \\escape", i)
@@ -157,7 +178,7 @@ func (p *pyScanner) str(i int) int {
 }
 
 // object scans an object whose opening brace is at i-1.
-func (p *pyScanner) object(i int) int {
+func (p *jsonScanner) object(i int) int {
 	i = p.skip(i)
 	if p.at(i) == '}' {
 		return i + 1
@@ -185,7 +206,7 @@ func (p *pyScanner) object(i int) int {
 }
 
 // array scans an array whose opening bracket is at i-1.
-func (p *pyScanner) array(i int) int {
+func (p *jsonScanner) array(i int) int {
 	i = p.skip(i)
 	if p.at(i) == ']' {
 		return i + 1

@@ -1,10 +1,13 @@
 package payments
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The offsets and messages below are what Python's json module reports for each text
 // (checked with CPython 3.11; the trailing-comma messages are CPython 3.13's).
-func TestPythonJSONError(t *testing.T) {
+func TestJSONSyntaxError(t *testing.T) {
 	tests := []struct {
 		text string
 		pos  int
@@ -38,16 +41,29 @@ func TestPythonJSONError(t *testing.T) {
 		{"{\"a\":-01}", 7, "Expecting ',' delimiter"},
 		{"{\"a\":1e}", 6, "Expecting ',' delimiter"},
 		{"{\"a\":.5}", 5, "Expecting value"},
+		// Ours, not Python's: NaN and Infinity are not JSON, refused where they start.
+		{"NaN", 0, "Expecting value"},
+		{"{\"a\": -Infinity}", 6, "Expecting value"},
+		{"[1, Infinity]", 4, "Expecting value"},
+		// Nesting deeper than 32 fails where level 33 opens, whatever follows it.
+		{strings.Repeat("[", 33), 32, nestingMessage},
+		{strings.Repeat("[", 65000), 32, nestingMessage},
+		{strings.Repeat("[", 33) + strings.Repeat("]", 33), 32, nestingMessage},
+		{strings.Repeat("[", 20000) + strings.Repeat("]", 20000), 32, nestingMessage},
+		{`{"a":` + strings.Repeat(`{"é":`, 40), 5 + 31*5, nestingMessage},
+		{strings.Repeat("[", 10) + "x" + strings.Repeat("[", 40), 10, "Expecting value"},
+		{strings.Repeat("[", 32) + "]", 33, "Expecting ',' delimiter"},
 	}
 	for _, tt := range tests {
-		pos, msg, ok := pythonJSONError(tt.text)
+		pos, msg, ok := jsonSyntaxError([]byte(tt.text))
 		if !ok || pos != tt.pos || msg != tt.msg {
-			t.Errorf("pythonJSONError(%q) = %d, %q, %v; want %d, %q", tt.text, pos, msg, ok, tt.pos, tt.msg)
+			t.Errorf("jsonSyntaxError(%.40q) = %d, %q, %v; want %d, %q", tt.text, pos, msg, ok, tt.pos, tt.msg)
 		}
 	}
-	for _, valid := range []string{`{"a":[1,2.5e3,-0,"x\u00e9"]}`, `NaN`, ` {"a":-Infinity} `} {
-		if pos, msg, ok := pythonJSONError(valid); ok {
-			t.Errorf("pythonJSONError(%q) = %d, %q; Python accepts it", valid, pos, msg)
+	deepest := strings.Repeat("[", 32) + strings.Repeat("]", 32)
+	for _, valid := range []string{`{"a":[1,2.5e3,-0,"x\u00e9"]}`, ` {"a":null} `, deepest} {
+		if pos, msg, ok := jsonSyntaxError([]byte(valid)); ok {
+			t.Errorf("jsonSyntaxError(%.40q) = %d, %q; want no fault", valid, pos, msg)
 		}
 	}
 }

@@ -126,22 +126,39 @@ func declarationOrder(raw []byte) (map[string]int, error) {
 	return order, nil
 }
 
-// objectKeys returns the keys of the JSON object raw in the order they are written.
+// objectKeys returns the member names of the JSON object raw in the order they are
+// written. raw must be valid JSON; one pass, and no allocation beyond the names.
 func objectKeys(raw []byte) []string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
 	var keys []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return keys
-		}
-		keys = append(keys, t.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return keys
+	depth, expectKey := 0, false
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{':
+			depth++
+			expectKey = depth == 1
+		case '[':
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			expectKey = depth == 1
+		case '"':
+			end, escaped := i+1, false
+			for ; end < len(raw) && raw[end] != '"'; end++ {
+				if raw[end] == '\\' {
+					escaped = true
+					end++
+				}
+			}
+			if depth == 1 && expectKey {
+				key := string(raw[i+1 : end])
+				if escaped {
+					json.Unmarshal(raw[i:end+1], &key) // #nosec G104 -- raw is valid JSON, so is the string
+				}
+				keys = append(keys, key)
+				expectKey = false
+			}
+			i = end
 		}
 	}
 	return keys
@@ -152,7 +169,6 @@ func objectKeys(raw []byte) []string {
 // entries.
 func (s *Service) Decode(name string, req Request, dst any) error {
 	doc := map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}
-	var bodyKeys []string
 	if len(req.Body) > 0 {
 		body, fe := parseBody(req.Body)
 		if fe != nil {
@@ -161,11 +177,8 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 		if body != nil { // a JSON null body is no body, as FastAPI has it
 			doc["body"] = body
 		}
-		if _, ok := body.(map[string]any); ok {
-			bodyKeys = objectKeys(req.Body)
-		}
 	}
-	if err := s.schemas.validate(name, doc, bodyKeys); err != nil {
+	if err := s.schemas.validate(name, doc, req.Body); err != nil {
 		return err
 	}
 	if dst != nil && len(req.Body) > 0 {
@@ -234,18 +247,6 @@ func decodeJSON(raw []byte) (any, error) {
 // parseBody decodes a request body, reporting malformed JSON, invalid UTF-8 and excessive
 // nesting as pydantic's json_invalid at the character offset of the fault.
 func parseBody(raw []byte) (any, *FieldError) {
-	jsonInvalid := func(byteOffset int, reason string) *FieldError {
-		if byteOffset > len(raw) {
-			byteOffset = len(raw)
-		}
-		return &FieldError{
-			Type:  "json_invalid",
-			Loc:   []any{"body", utf8.RuneCount(raw[:byteOffset])},
-			Msg:   "JSON decode error",
-			Input: map[string]any{},
-			Ctx:   map[string]any{"error": reason},
-		}
-	}
 	if !utf8.Valid(raw) {
 		i := 0
 		for i < len(raw) {
@@ -255,22 +256,17 @@ func parseBody(raw []byte) (any, *FieldError) {
 			}
 			i += size
 		}
-		return nil, jsonInvalid(i, "Invalid UTF-8")
+		return nil, jsonInvalid(utf8.RuneCount(raw[:i]), "Invalid UTF-8")
 	}
-	if !json.Valid(raw) {
-		if pos, msg, ok := pythonJSONError(string(raw)); ok {
-			return nil, &FieldError{
-				Type:  "json_invalid",
-				Loc:   []any{"body", pos},
-				Msg:   "JSON decode error",
-				Input: map[string]any{},
-				Ctx:   map[string]any{"error": msg},
-			}
+	// encoding/json is the fast judge of the well-formed; the scanner, bounded in depth,
+	// says where a refused text goes wrong (or where it nests too deep), as Python would.
+	// Both cost one pass and memory bounded by maxJSONDepth, whatever the body.
+	if tooDeep(raw) || !json.Valid(raw) {
+		pos, msg, ok := jsonSyntaxError(raw)
+		if !ok { // both refused it: only a fault of ours gets here
+			pos, msg = 0, "Expecting value"
 		}
-		return nil, jsonInvalid(0, "Expecting value") // NaN or Infinity: JSON has neither
-	}
-	if at := tooDeep(raw); at >= 0 {
-		return nil, jsonInvalid(at, fmt.Sprintf("Nesting deeper than %d levels", maxJSONDepth))
+		return nil, jsonInvalid(pos, msg)
 	}
 	v, err := decodeJSON(raw)
 	if err != nil { // json.Valid said it is valid: only a fault of ours gets here
@@ -279,11 +275,23 @@ func parseBody(raw []byte) (any, *FieldError) {
 	return v, nil
 }
 
-// tooDeep returns the byte offset of the first bracket nested deeper than maxJSONDepth in
-// the (syntactically valid) JSON raw, or -1.
-func tooDeep(raw []byte) int {
+// jsonInvalid is pydantic's entry for a body that is not JSON, at a character offset.
+func jsonInvalid(charOffset int, reason string) *FieldError {
+	return &FieldError{
+		Type:  "json_invalid",
+		Loc:   []any{"body", charOffset},
+		Msg:   "JSON decode error",
+		Input: map[string]any{},
+		Ctx:   map[string]any{"error": reason},
+	}
+}
+
+// tooDeep reports whether the JSON raw opens an array or object deeper than maxJSONDepth.
+// It is checked before json.Valid, which would keep a stack as deep as the text nests; for
+// a malformed text it is only a hint, and jsonSyntaxError settles which fault comes first.
+func tooDeep(raw []byte) bool {
 	depth, inString, escaped := 0, false, false
-	for i, b := range raw {
+	for _, b := range raw {
 		switch {
 		case inString:
 			switch {
@@ -298,17 +306,18 @@ func tooDeep(raw []byte) int {
 			inString = true
 		case b == '{' || b == '[':
 			if depth++; depth > maxJSONDepth {
-				return i
+				return true
 			}
 		case b == '}' || b == ']':
 			depth--
 		}
 	}
-	return -1
+	return false
 }
 
-// validate checks doc against the named request schema.
-func (v *validator) validate(name string, doc map[string]any, bodyKeys []string) error {
+// validate checks doc against the named request schema. rawBody is the body as the client
+// wrote it (nil for a Go caller's), which orders the entries of undeclared fields.
+func (v *validator) validate(name string, doc map[string]any, rawBody []byte) error {
 	sch, ok := v.schemas[name]
 	if !ok {
 		return fmt.Errorf("payments: no request schema %q", name)
@@ -321,5 +330,5 @@ func (v *validator) validate(name string, doc map[string]any, bodyKeys []string)
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("payments: validate %s: %w", name, err)
 	}
-	return invalid(v.fieldErrors(name, doc, ve, bodyKeys)...)
+	return invalid(v.fieldErrors(name, doc, ve, rawBody)...)
 }
