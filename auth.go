@@ -53,6 +53,7 @@ type Caller struct {
 
 // platformRecord is what authentication needs of a platform.
 type platformRecord struct {
+	known  bool // false: the decoy that stands in for an unknown id
 	env    Environment
 	secret []byte
 }
@@ -82,6 +83,10 @@ func missingHeader(name string) *Error {
 // against the method, request target (path and query as sent) and body, and returns the
 // platform's id.
 //
+// Past the header checks, a failure costs the same whether or not the platform exists:
+// one HMAC (under a decoy key for an unknown id) and one store lookup that finds nothing,
+// so response times do not tell which platform ids exist.
+//
 // Returns CodeUnauthorized for a missing header, an unknown platform, a platform of the
 // other environment, or a wrong signature, without saying which beyond the missing header.
 func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signature, method, target string, body []byte) (uuid.UUID, error) {
@@ -99,45 +104,56 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signatur
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
-	p, err := s.platform(ctx, id)
-	if err != nil {
-		return uuid.Nil, err
+	p, cached := s.platforms.get(id)
+	if !cached {
+		if p, err = s.loadPlatform(ctx, id); err != nil {
+			return uuid.Nil, err
+		}
 	}
 	mac := hmac.New(sha256.New, p.secret)
 	mac.Write([]byte(StringToSign(method, target, body)))
-	if !hmac.Equal(mac.Sum(nil), sig) || p.env != s.env {
-		return uuid.Nil, errBadCredentials
+	if hmac.Equal(mac.Sum(nil), sig) && p.known && p.env == s.env {
+		return id, nil
 	}
-	return id, nil
+	if cached { // the lookup an unknown id costs
+		if _, err := s.loadPlatform(ctx, s.absent(id)); err != nil {
+			return uuid.Nil, err
+		}
+	}
+	return uuid.Nil, errBadCredentials
 }
 
-// platform returns the authentication record of a platform, from the cache when it has
-// been seen before.
-func (s *Service) platform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
-	if p, ok := s.platforms.Load(id); ok {
-		return p.(platformRecord), nil
-	}
-	var p platformRecord
-	err := s.read(ctx, func(q *queries.Queries) error {
-		row, err := q.GetPlatform(ctx, id.String())
-		if err != nil {
-			return err
-		}
-		p = platformRecord{env: Environment(row.Environment), secret: []byte(row.Secret)}
-		return nil
+// loadPlatform reads a platform's authentication record from the store and caches it. An
+// unknown id gets the decoy record, which no signature matches.
+func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
+	var row queries.Platform
+	err := s.read(ctx, func(q *queries.Queries) (err error) {
+		row, err = q.GetPlatform(ctx, id.String())
+		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, errBadCredentials
+		return s.decoy, nil
 	}
 	if err != nil {
-		return p, err
+		return platformRecord{}, err
 	}
-	s.platforms.Store(id, p)
+	p := platformRecord{known: true, env: Environment(row.Environment), secret: []byte(row.Secret)}
+	s.platforms.put(id, p)
 	return p, nil
 }
 
+// apiCredential is what authentication needs of an API key.
+type apiCredential struct {
+	known      bool // false: the decoy that stands in for an unknown key
+	secretHash []byte
+	env        Environment
+	caller     Caller
+}
+
 // AuthenticateAPIKey checks the user-API's X-Api-Key and X-Api-Secret headers and returns
-// the user the key belongs to.
+// the user the key belongs to. As for platforms, a failure costs the same whether or not
+// the key exists: the secret's hash compared with the key's (or a decoy's), and one store
+// lookup that finds nothing.
 //
 // Returns CodeUnauthorized for a missing header, an unknown key, a key of the other
 // environment, or a wrong secret, without saying which beyond the missing header.
@@ -152,22 +168,73 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 	if err != nil {
 		return Caller{}, errBadCredentials
 	}
+	c, cached := s.apiKeys.get(key)
+	if !cached {
+		if c, err = s.loadAPICredential(ctx, key); err != nil {
+			return Caller{}, err
+		}
+	}
+	sum := sha256.Sum256([]byte(apiSecret))
+	if subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1 && c.known && c.env == s.env {
+		return c.caller, nil
+	}
+	if cached { // the lookup an unknown key costs
+		if _, err := s.loadAPICredential(ctx, s.absent(key)); err != nil {
+			return Caller{}, err
+		}
+	}
+	return Caller{}, errBadCredentials
+}
+
+// loadAPICredential reads an API key's credential from the store and caches it. An unknown
+// key gets the decoy, whose hash no secret has.
+func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCredential, error) {
 	var row queries.GetAPICredentialRow
-	err = s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.read(ctx, func(q *queries.Queries) (err error) {
 		row, err = q.GetAPICredential(ctx, key.String())
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
-		return Caller{}, errBadCredentials
+		return apiCredential{secretHash: s.decoyHash[:]}, nil
 	}
 	if err != nil {
-		return Caller{}, err
+		return apiCredential{}, err
 	}
-	sum := sha256.Sum256([]byte(apiSecret))
-	if subtle.ConstantTimeCompare(sum[:], row.SecretHash) != 1 || Environment(row.Environment) != s.env {
-		return Caller{}, errBadCredentials
+	c := apiCredential{
+		known:      true,
+		secretHash: row.SecretHash,
+		env:        Environment(row.Environment),
+		caller:     Caller{UserID: uuid.MustParse(row.UserID), PlatformID: uuid.MustParse(row.PlatformID)},
 	}
-	return Caller{UserID: uuid.MustParse(row.UserID), PlatformID: uuid.MustParse(row.PlatformID)}, nil
+	s.apiKeys.put(key, c)
+	return c, nil
+}
+
+// decoys are the stand-ins for an unknown platform id and an unknown API key: a platform
+// record whose key is as long as a real secret, and a secret's hash, both of a random
+// secret no one holds; and a random mask that turns a known id into one that is not.
+type decoys struct {
+	decoy     platformRecord
+	decoyHash [sha256.Size]byte
+	mask      uuid.UUID
+}
+
+func newDecoys() decoys {
+	secret := randomSecret()
+	return decoys{
+		decoy:     platformRecord{secret: []byte(secret)},
+		decoyHash: sha256.Sum256([]byte(secret)),
+		mask:      uuid.New(),
+	}
+}
+
+// absent returns an id that no platform or key has (but for a chance of 2^-122), as far
+// from id in the store's index as a random id would be.
+func (d *decoys) absent(id uuid.UUID) uuid.UUID {
+	for i := range id {
+		id[i] ^= d.mask[i]
+	}
+	return id
 }
 
 // CreatePlatform registers a platform of the given environment (the service's own when

@@ -76,14 +76,20 @@ type Service struct {
 
 	schemas *validator
 
-	// platforms caches authenticated platforms by id; platforms are never changed or
-	// deleted once created, so an entry never goes stale.
-	platforms sync.Map // uuid.UUID -> platformRecord
+	// What authentication has read of platforms and API keys: never changed or deleted
+	// once created, so an entry never goes stale.
+	platforms *boundedCache[uuid.UUID, platformRecord]
+	apiKeys   *boundedCache[uuid.UUID, apiCredential]
+	// decoys stand in for unknown credentials, so that they cost what known ones do.
+	decoys
 
 	// countryRules caches each country's compiled payee rules with the rule set they
 	// came from; a newer set (loaded by another process, too) replaces them on next use.
 	countryRules sync.Map // country code -> countryRules
 }
+
+// maxCachedCredentials bounds each credential cache: about 200 bytes an entry.
+const maxCachedCredentials = 100_000
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -94,7 +100,9 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	if path == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
-	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID}
+	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
+		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
+		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials)}
 	if s.env == "" {
 		s.env = Sandbox
 	}

@@ -3,12 +3,17 @@ package httpserver_test
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
@@ -109,5 +114,91 @@ func BenchmarkHostile(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAuthTiming measures, interleaved in one run, what a request costs that fails
+// authentication for an unknown platform id (a new one each time) and for a known id with
+// a wrong signature, beside a good request; and on the user-API route, an unknown key
+// beside a known key with a wrong secret. It reports the median of each: an unknown id
+// must not be measurably slower (or faster) than a known one.
+func BenchmarkAuthTiming(b *testing.B) {
+	ctx := context.Background()
+	svc, err := payments.Open(ctx, filepath.Join(b.TempDir(), "payments.db"), payments.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	platform, err := svc.CreatePlatform(ctx, "Probe", payments.Sandbox)
+	if err != nil {
+		b.Fatal(err)
+	}
+	email := "ada@example.com"
+	user, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada", Email: &email})
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, err := svc.CreateAPIKey(ctx, user.UserID.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := httpserver.New(svc, nil)
+	target := "/api/platform/users/get/" + user.UserID.String()
+	good := payments.Sign(platform.Secret, http.MethodGet, target, nil)
+	wrong := payments.Sign("not-the-secret", http.MethodGet, target, nil)
+	platformRequest := func(id, sig string) *http.Request {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set(payments.HeaderPlatformID, id)
+		req.Header.Set(payments.HeaderSignature, sig)
+		return req
+	}
+	keyRequest := func(apiKey string) *http.Request {
+		req := httptest.NewRequest(http.MethodPost, "/api/user-api/payee/create", strings.NewReader(`{"name":"Bob"}`))
+		req.Header.Set(payments.HeaderAPIKey, apiKey)
+		req.Header.Set(payments.HeaderAPISecret, "not-the-secret")
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	kinds := []struct {
+		name    string
+		status  int
+		request func() *http.Request
+	}{
+		{"good", http.StatusOK, func() *http.Request { return platformRequest(platform.PlatformID.String(), good) }},
+		{"unknown-platform", http.StatusUnauthorized, func() *http.Request { return platformRequest(uuid.NewString(), wrong) }},
+		{"wrong-signature", http.StatusUnauthorized, func() *http.Request { return platformRequest(platform.PlatformID.String(), wrong) }},
+		{"wrong-api-secret", http.StatusUnauthorized, func() *http.Request { return keyRequest(key.APIKey.String()) }},
+		{"unknown-api-key", http.StatusUnauthorized, func() *http.Request { return keyRequest(uuid.NewString()) }},
+	}
+	samples := make([][]time.Duration, len(kinds))
+	// Each round sends every kind once, in a new random order: a request runs a little
+	// slower after some kinds than after others, and that must not be charged to one kind.
+	rng := rand.New(rand.NewPCG(1, 2))
+	round := make([]int, len(kinds))
+	b.ResetTimer()
+	for i := range b.N {
+		if i%len(kinds) == 0 {
+			for j := range round {
+				round[j] = j
+			}
+			rng.Shuffle(len(round), func(a, b int) { round[a], round[b] = round[b], round[a] })
+		}
+		k := round[i%len(kinds)]
+		req := kinds[k].request()
+		rec := httptest.NewRecorder()
+		start := time.Now()
+		h.ServeHTTP(rec, req)
+		samples[k] = append(samples[k], time.Since(start))
+		if rec.Code != kinds[k].status {
+			b.Fatalf("%s: %d %s", kinds[k].name, rec.Code, rec.Body)
+		}
+	}
+	b.StopTimer()
+	for k, kind := range kinds {
+		if len(samples[k]) == 0 {
+			continue
+		}
+		slices.Sort(samples[k])
+		b.ReportMetric(float64(samples[k][len(samples[k])/2].Nanoseconds()), kind.name+"-ns/median")
 	}
 }
