@@ -107,14 +107,16 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		// creation order List Users pages by.
 		u.CreatedAt = s.Now()
 		created := formatTime(u.CreatedAt)
-		seq, err := q.NextUserSeq(ctx, platformID.String())
+		// pw_id is the user's number within the platform: 1, 2, 3...
+		pwID, err := q.NextPwID(ctx, platformID.String())
 		if err != nil {
 			return notFound(err, "Platform not found.")
 		}
-		u.PwID, err = q.CreateUser(ctx, queries.CreateUserParams{
+		u.PwID = pwID
+		err = q.CreateUser(ctx, queries.CreateUserParams{
 			ID:               u.UserID.String(),
 			PlatformID:       platformID.String(),
-			Seq:              seq,
+			PwID:             pwID,
 			Name:             u.Name,
 			Email:            nullString(u.Email),
 			EmailKey:         emailKey,
@@ -174,7 +176,7 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 		out.TotalRecords = p.UserCount
 		list, err := q.ListUsersPage(ctx, queries.ListUsersPageParams{
 			PlatformID: platformID.String(),
-			AfterSeq:   (page - 1) * rows,
+			AfterPwID:  (page - 1) * rows,
 			PageSize:   rows,
 		})
 		for _, r := range list {

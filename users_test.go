@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -85,16 +86,20 @@ func TestCreateUser(t *testing.T) {
 		}
 	})
 
-	t.Run("OKPwIDIncreases", func(t *testing.T) {
+	t.Run("OKPwIDPerPlatform", func(t *testing.T) {
+		// Each platform numbers its own users 1, 2, 3: a platform learns nothing of how
+		// many users another has.
 		svc := mustOpen(t)
 		p1, p2 := mustPlatform(t, svc), mustPlatform(t, svc)
-		var last int64
 		for i := range 6 {
 			u := mustUser(t, svc, []uuid.UUID{p1.PlatformID, p2.PlatformID}[i%2], "User", fmt.Sprintf("u%d@example.com", i))
-			if u.PwID <= last {
-				t.Errorf("pw_id %d after %d", u.PwID, last)
+			if want := int64(i/2 + 1); u.PwID != want {
+				t.Errorf("user %d: pw_id %d, want %d", i, u.PwID, want)
 			}
-			last = u.PwID
+			got, err := svc.GetUser(ctx, []uuid.UUID{p1.PlatformID, p2.PlatformID}[i%2], u.UserID.String())
+			if err != nil || got.PwID != u.PwID {
+				t.Errorf("user %d read back with pw_id %d (%v), created with %d", i, got.PwID, err, u.PwID)
+			}
 		}
 	})
 
@@ -178,8 +183,11 @@ func TestCreateUser_Conflict(t *testing.T) {
 
 	t.Run("OKNextUserAfterConflict", func(t *testing.T) {
 		u := mustUser(t, svc, p.PlatformID, "Bob", "bob@example.com")
-		if seq := queryInt(t, db, `SELECT seq FROM users WHERE id = ?`, u.UserID.String()); seq != 2 {
-			t.Errorf("seq = %d, want 2: a failed creation used a number", seq)
+		if u.PwID != 2 {
+			t.Errorf("pw_id = %d, want 2: a failed creation used a number", u.PwID)
+		}
+		if stored := queryInt(t, db, `SELECT pw_id FROM users WHERE id = ?`, u.UserID.String()); stored != 2 {
+			t.Errorf("stored pw_id = %d, want 2", stored)
 		}
 		page, err := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{})
 		if err != nil {
@@ -468,13 +476,13 @@ func TestCreateUser_Concurrent(t *testing.T) {
 
 	db := rawDB(t, path)
 	var n, lo, hi, distinct, userCount int64
-	if err := db.QueryRow(`SELECT count(*), min(seq), max(seq), count(DISTINCT seq),
+	if err := db.QueryRow(`SELECT count(*), min(pw_id), max(pw_id), count(DISTINCT pw_id),
 		(SELECT user_count FROM platforms WHERE id = ?) FROM users WHERE platform_id = ?`,
 		p.PlatformID.String(), p.PlatformID.String()).Scan(&n, &lo, &hi, &distinct, &userCount); err != nil {
 		t.Fatal(err)
 	}
 	if n != workers*each || lo != 1 || hi != n || distinct != n || userCount != n {
-		t.Errorf("users %d, seq %d..%d (%d distinct), user_count %d: want dense 1..%d", n, lo, hi, distinct, userCount, workers*each)
+		t.Errorf("users %d, pw_id %d..%d (%d distinct), user_count %d: want dense 1..%d", n, lo, hi, distinct, userCount, workers*each)
 	}
 	for _, table := range []string{"wallets", "user_settings"} {
 		if got := queryInt(t, db, `SELECT count(*) FROM `+table); got != n {
@@ -530,5 +538,64 @@ func TestReopen(t *testing.T) {
 	}
 	if names(page.Records) != "Ada,Bob" || page.TotalRecords != 2 {
 		t.Errorf("after reopening: %s (total %d)", names(page.Records), page.TotalRecords)
+	}
+}
+
+// A database made before migration 0002 numbered users with one counter over all
+// platforms; opening it renumbers them per platform, in each platform's creation order.
+func TestMigratePwIDPerPlatform(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "payments.db")
+	schema, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	if _, err := db.Exec(string(schema) + `; PRAGMA user_version = 1`); err != nil {
+		t.Fatal(err)
+	}
+	platforms := []string{uuid.NewString(), uuid.NewString()}
+	for _, p := range platforms {
+		if _, err := db.Exec(`INSERT INTO platforms (id, name, environment, secret, user_count, created_at)
+			VALUES (?, 'Old', 'sandbox', 'secret', 3, '2026-01-01T00:00:00.000000Z')`, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users := make([]string, 6)
+	for i := range users { // as version 1 wrote them: pw_id 1..6 across both platforms
+		users[i] = uuid.NewString()
+		if _, err := db.Exec(`INSERT INTO users (pw_id, id, platform_id, seq, name, created_at)
+			VALUES (?, ?, ?, ?, 'User', ?)`, i+1, users[i], platforms[i%2], i/2+1,
+			fmt.Sprintf("2026-01-01T00:00:0%d.000000Z", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	svc := mustOpenFile(t, path)
+	for i, id := range users {
+		u, err := svc.GetUser(ctx, uuid.MustParse(platforms[i%2]), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(i/2 + 1); u.PwID != want {
+			t.Errorf("user %d: pw_id %d after the migration, want %d", i, u.PwID, want)
+		}
+	}
+	for _, p := range platforms {
+		page, err := svc.ListUsers(ctx, uuid.MustParse(p), payments.ListUsersParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, u := range page.Records {
+			if u.PwID != int64(i+1) {
+				t.Errorf("platform %s, record %d: pw_id %d", p, i, u.PwID)
+			}
+		}
+		if next := mustUser(t, svc, uuid.MustParse(p), "New", "new@example.com"); next.PwID != 4 {
+			t.Errorf("platform %s: next pw_id %d, want 4", p, next.PwID)
+		}
 	}
 }

@@ -117,8 +117,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
 	}
-	if q.nextUserSeqStmt, err = db.PrepareContext(ctx, nextUserSeq); err != nil {
-		return nil, fmt.Errorf("error preparing query NextUserSeq: %w", err)
+	if q.nextPwIDStmt, err = db.PrepareContext(ctx, nextPwID); err != nil {
+		return nil, fmt.Errorf("error preparing query NextPwID: %w", err)
 	}
 	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
 		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
@@ -295,9 +295,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUsersPageStmt: %w", cerr)
 		}
 	}
-	if q.nextUserSeqStmt != nil {
-		if cerr := q.nextUserSeqStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nextUserSeqStmt: %w", cerr)
+	if q.nextPwIDStmt != nil {
+		if cerr := q.nextPwIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextPwIDStmt: %w", cerr)
 		}
 	}
 	if q.renamePayeeStmt != nil {
@@ -395,7 +395,7 @@ type Queries struct {
 	getUserWalletStmt          *sql.Stmt
 	listPayeeAddressesStmt     *sql.Stmt
 	listUsersPageStmt          *sql.Stmt
-	nextUserSeqStmt            *sql.Stmt
+	nextPwIDStmt               *sql.Stmt
 	renamePayeeStmt            *sql.Stmt
 	softDeleteCardStmt         *sql.Stmt
 	softDeletePayeeBankStmt    *sql.Stmt
@@ -438,7 +438,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserWalletStmt:          q.getUserWalletStmt,
 		listPayeeAddressesStmt:     q.listPayeeAddressesStmt,
 		listUsersPageStmt:          q.listUsersPageStmt,
-		nextUserSeqStmt:            q.nextUserSeqStmt,
+		nextPwIDStmt:               q.nextPwIDStmt,
 		renamePayeeStmt:            q.renamePayeeStmt,
 		softDeleteCardStmt:         q.softDeleteCardStmt,
 		softDeletePayeeBankStmt:    q.softDeletePayeeBankStmt,

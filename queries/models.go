@@ -144,10 +144,10 @@ type Platform struct {
 }
 
 type User struct {
-	PwID             int64
+	RowID            int64
 	ID               string
 	PlatformID       string
-	Seq              int64
+	PwID             int64
 	Name             string
 	Email            sql.NullString
 	EmailKey         sql.NullString

@@ -10,7 +10,7 @@ WHERE id = ?;
 -- name: CountPlatforms :one
 SELECT count(*) FROM platforms WHERE environment = ?;
 
--- name: NextUserSeq :one
+-- name: NextPwID :one
 UPDATE platforms
 SET user_count = user_count + 1
 WHERE id = ?

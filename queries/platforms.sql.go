@@ -64,15 +64,15 @@ func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) 
 	return i, err
 }
 
-const nextUserSeq = `-- name: NextUserSeq :one
+const nextPwID = `-- name: NextPwID :one
 UPDATE platforms
 SET user_count = user_count + 1
 WHERE id = ?
 RETURNING user_count
 `
 
-func (q *Queries) NextUserSeq(ctx context.Context, id string) (int64, error) {
-	row := q.queryRow(ctx, q.nextUserSeqStmt, nextUserSeq, id)
+func (q *Queries) NextPwID(ctx context.Context, id string) (int64, error) {
+	row := q.queryRow(ctx, q.nextPwIDStmt, nextPwID, id)
 	var user_count int64
 	err := row.Scan(&user_count)
 	return user_count, err

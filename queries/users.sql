@@ -1,7 +1,6 @@
--- name: CreateUser :one
-INSERT INTO users (id, platform_id, seq, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-RETURNING pw_id;
+-- name: CreateUser :exec
+INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: CreateWallet :exec
 INSERT INTO wallets (id, user_id, currency, balance, created_at)
@@ -21,8 +20,8 @@ WHERE id = ?;
 
 -- name: ListUsersPage :many
 SELECT * FROM users
-WHERE platform_id = sqlc.arg(platform_id) AND seq > sqlc.arg(after_seq)
-ORDER BY seq
+WHERE platform_id = sqlc.arg(platform_id) AND pw_id > sqlc.arg(after_pw_id)
+ORDER BY pw_id
 LIMIT sqlc.arg(page_size);
 
 -- name: VerifyUser :execrows

@@ -10,16 +10,15 @@ import (
 	"database/sql"
 )
 
-const createUser = `-- name: CreateUser :one
-INSERT INTO users (id, platform_id, seq, name, email, email_key, phone_country_code, phone, created_at)
+const createUser = `-- name: CreateUser :exec
+INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-RETURNING pw_id
 `
 
 type CreateUserParams struct {
 	ID               string
 	PlatformID       string
-	Seq              int64
+	PwID             int64
 	Name             string
 	Email            sql.NullString
 	EmailKey         sql.NullString
@@ -28,11 +27,11 @@ type CreateUserParams struct {
 	CreatedAt        string
 }
 
-func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (int64, error) {
-	row := q.queryRow(ctx, q.createUserStmt, createUser,
+func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) error {
+	_, err := q.exec(ctx, q.createUserStmt, createUser,
 		arg.ID,
 		arg.PlatformID,
-		arg.Seq,
+		arg.PwID,
 		arg.Name,
 		arg.Email,
 		arg.EmailKey,
@@ -40,9 +39,7 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (int64, 
 		arg.Phone,
 		arg.CreatedAt,
 	)
-	var pw_id int64
-	err := row.Scan(&pw_id)
-	return pw_id, err
+	return err
 }
 
 const createUserSettings = `-- name: CreateUserSettings :exec
@@ -96,7 +93,7 @@ func (q *Queries) CreateWallet(ctx context.Context, arg CreateWalletParams) erro
 }
 
 const getPlatformUser = `-- name: GetPlatformUser :one
-SELECT pw_id, id, platform_id, seq, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
 WHERE id = ? AND platform_id = ?
 `
 
@@ -109,10 +106,10 @@ func (q *Queries) GetPlatformUser(ctx context.Context, arg GetPlatformUserParams
 	row := q.queryRow(ctx, q.getPlatformUserStmt, getPlatformUser, arg.ID, arg.PlatformID)
 	var i User
 	err := row.Scan(
-		&i.PwID,
+		&i.RowID,
 		&i.ID,
 		&i.PlatformID,
-		&i.Seq,
+		&i.PwID,
 		&i.Name,
 		&i.Email,
 		&i.EmailKey,
@@ -125,7 +122,7 @@ func (q *Queries) GetPlatformUser(ctx context.Context, arg GetPlatformUserParams
 }
 
 const getUser = `-- name: GetUser :one
-SELECT pw_id, id, platform_id, seq, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
 WHERE id = ?
 `
 
@@ -133,10 +130,10 @@ func (q *Queries) GetUser(ctx context.Context, id string) (User, error) {
 	row := q.queryRow(ctx, q.getUserStmt, getUser, id)
 	var i User
 	err := row.Scan(
-		&i.PwID,
+		&i.RowID,
 		&i.ID,
 		&i.PlatformID,
-		&i.Seq,
+		&i.PwID,
 		&i.Name,
 		&i.Email,
 		&i.EmailKey,
@@ -187,20 +184,20 @@ func (q *Queries) GetUserWallet(ctx context.Context, userID string) (Wallet, err
 }
 
 const listUsersPage = `-- name: ListUsersPage :many
-SELECT pw_id, id, platform_id, seq, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
-WHERE platform_id = ?1 AND seq > ?2
-ORDER BY seq
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
+WHERE platform_id = ?1 AND pw_id > ?2
+ORDER BY pw_id
 LIMIT ?3
 `
 
 type ListUsersPageParams struct {
 	PlatformID string
-	AfterSeq   int64
+	AfterPwID  int64
 	PageSize   int64
 }
 
 func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([]User, error) {
-	rows, err := q.query(ctx, q.listUsersPageStmt, listUsersPage, arg.PlatformID, arg.AfterSeq, arg.PageSize)
+	rows, err := q.query(ctx, q.listUsersPageStmt, listUsersPage, arg.PlatformID, arg.AfterPwID, arg.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -209,10 +206,10 @@ func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([
 	for rows.Next() {
 		var i User
 		if err := rows.Scan(
-			&i.PwID,
+			&i.RowID,
 			&i.ID,
 			&i.PlatformID,
-			&i.Seq,
+			&i.PwID,
 			&i.Name,
 			&i.Email,
 			&i.EmailKey,
