@@ -240,7 +240,8 @@ func (d *decoys) absent(id uuid.UUID) uuid.UUID {
 // CreatePlatform registers a platform of the given environment (the service's own when
 // empty) and issues its signing secret.
 //
-// Returns CodeInvalid for an empty name or an unknown environment.
+// Returns CodeInvalid for an empty name, a name that is not text (see the "text" format),
+// or an unknown environment.
 func (s *Service) CreatePlatform(ctx context.Context, name string, env Environment) (PlatformCredentials, error) {
 	if env == "" {
 		env = s.env
@@ -250,6 +251,9 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	}
 	if name == "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "A platform needs a name.")
+	}
+	if problem := textProblem(name); problem != "" {
+		return PlatformCredentials{}, Errorf(CodeInvalid, "Invalid platform name: %s.", problem)
 	}
 	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env}
 	err := s.write(ctx, func(q *queries.Queries) error {

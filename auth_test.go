@@ -312,3 +312,29 @@ func TestCreateAPIKey(t *testing.T) {
 		errorOf(t, err, payments.CodeNotFound)
 	})
 }
+
+func TestCreatePlatform_Name(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	tests := []struct {
+		name     string
+		platform string
+		code     payments.Code
+	}{
+		{"OK", "Acme Payroll", ""},
+		{"OKOtherScripts", "株式会社 Ａｃｍｅ 😀", ""},
+		{"ErrEmpty", "", payments.CodeInvalid},
+		{"ErrControl", "Acme\r\nPayroll", payments.CodeInvalid},
+		{"ErrBidiOverride", "Acme \u202eyllorap", payments.CodeInvalid},
+		{"ErrInvisible", "\u200b \u200b", payments.CodeInvalid},
+		{"ErrInvalidUTF8", "Acme\xff", payments.CodeInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := svc.CreatePlatform(ctx, tt.platform, payments.Sandbox)
+			if got := payments.ErrorCode(err); err != nil && got != tt.code || err == nil && tt.code != "" {
+				t.Errorf("CreatePlatform(%+q): %v, want code %q", tt.platform, err, tt.code)
+			}
+		})
+	}
+}

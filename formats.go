@@ -45,6 +45,8 @@ var formats = map[string]format{
 		}
 		return ""
 	}),
+	// Free text that ends up on payouts, statements and screens: see textProblem.
+	"text":           valueErrorFormat(textProblem),
 	"iso4217":        valueErrorFormat(currencyProblem),
 	"iso3166-alpha2": valueErrorFormat(countryProblem),
 	// A decimal greater than zero (the pattern has checked its digits).
@@ -73,6 +75,45 @@ var formats = map[string]format{
 			fe.Type, fe.Msg = "int_type", "Input should be a valid integer"
 		},
 	},
+}
+
+// textProblem says what is wrong with free text (names, addresses, labels), "" when
+// nothing is. Text in every script is accepted, emoji and their joiners included, and so
+// are the bidirectional marks (U+200E, U+200F, U+061C) that right-to-left writing uses.
+// Refused, because they corrupt or disguise what a bank, a statement or a person reads:
+//   - control characters (C0, DEL, C1) and the line and paragraph separators U+2028 and
+//     U+2029, which break the line-based files payouts travel in;
+//   - the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069),
+//     which make text display in another order than it is stored;
+//   - U+FFFD, the replacement character: it is what a lone surrogate escape ("\ud800")
+//     decodes to, and it marks text already corrupted on its way in;
+//   - text without a visible character: only spaces, invisible format characters, fillers
+//     (U+3164, U+FFA0...), blank braille or lone combining marks.
+func textProblem(s string) string {
+	visible := false
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			return "text must not contain unpaired surrogates or the replacement character U+FFFD"
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			return "text must not contain control characters or line separators"
+		case r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069':
+			return "text must not contain bidirectional embedding, override or isolate characters"
+		}
+		visible = visible || isVisible(r)
+	}
+	if !visible {
+		return "text must contain at least one visible character"
+	}
+	return ""
+}
+
+// isVisible reports whether r draws something by itself: a letter, digit, punctuation mark
+// or symbol that Unicode does not mark as ignorable (as the Hangul fillers are), and not
+// the blank braille pattern.
+func isVisible(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.N, unicode.P, unicode.S) &&
+		!unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) && r != '\u2800'
 }
 
 // stringFormat makes a format of a function returning what is wrong with a string ("" when

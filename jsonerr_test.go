@@ -1,8 +1,10 @@
 package payments
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The offsets and messages below are what Python's json module reports for each text
@@ -66,4 +68,33 @@ func TestJSONSyntaxError(t *testing.T) {
 			t.Errorf("jsonSyntaxError(%.40q) = %d, %q; want no fault", valid, pos, msg)
 		}
 	}
+}
+
+// FuzzJSONSyntaxError: the scanner finds a fault exactly when encoding/json refuses the
+// text or it nests deeper than the limit, at an offset inside the text, and parseBody
+// never fails on a text both accept.
+func FuzzJSONSyntaxError(f *testing.F) {
+	for _, s := range []string{`{"name":"Ada"}`, `{"a":[1,2,{"b":null}]}`, `{"a":1,}`, `[1 2]`, `"\ud800"`,
+		`{"a":NaN}`, `-Infinity`, strings.Repeat("[", 40), strings.Repeat("[", 32) + strings.Repeat("]", 32), "{\"é\":tru}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fe := func() *FieldError { _, fe := parseBody(raw); return fe }()
+		if !utf8.Valid(raw) {
+			if fe == nil || fe.Type != "json_invalid" {
+				t.Fatalf("parseBody(%q) accepted invalid UTF-8", raw)
+			}
+			return
+		}
+		pos, msg, ok := jsonSyntaxError(raw)
+		if want := !json.Valid(raw) || tooDeep(raw); ok != want {
+			t.Fatalf("jsonSyntaxError(%q) = %d, %q, %v; encoding/json valid %v, too deep %v", raw, pos, msg, ok, json.Valid(raw), tooDeep(raw))
+		}
+		if ok && (pos < 0 || pos > utf8.RuneCount(raw)) {
+			t.Fatalf("jsonSyntaxError(%q) = offset %d outside the text", raw, pos)
+		}
+		if (fe != nil) != ok {
+			t.Fatalf("parseBody(%q) = %+v; scanner fault %v", raw, fe, ok)
+		}
+	})
 }
