@@ -26,8 +26,9 @@ const MaxBodyBytes = 64 << 10
 // largeBodyBytes is where a body stops being ordinary. The largest request a client of the
 // specification sends is about 1 KiB; a body of tens of KiB can cost milliseconds and
 // megabytes to decode and to answer (a 422 with an entry for each of thousands of unknown
-// fields), so large bodies are validated and answered a few at a time: a flood of them
-// waits for its turn instead of taking the memory and the cores from everyone else.
+// fields), so large bodies are validated and answered a few at a time, on all cores but
+// one: a flood of them waits for its turn instead of taking the memory and the cores from
+// everyone else.
 const largeBodyBytes = 4 << 10
 
 // New returns the API's handler over svc, logging each request to logger (nil: discard).
@@ -35,7 +36,7 @@ func New(svc *payments.Service, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{svc: svc, log: logger, largeBodies: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	s := &server{svc: svc, log: logger, largeBodies: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	mux := http.NewServeMux()
 	addRoutes(mux, s)
 	return s.accessLog(jsonMux{mux: mux, now: svc.Now})
@@ -45,7 +46,7 @@ type server struct {
 	svc *payments.Service
 	log *slog.Logger
 	// largeBodies holds a token for each request with a large body being validated and
-	// answered: one per core.
+	// answered: one per core but one, which stays free for everyone else.
 	largeBodies chan struct{}
 }
 

@@ -37,6 +37,7 @@ func main() {
 	pid := flag.Int("pid", 0, "the server's process id")
 	concurrency := flag.Int("c", 200, "concurrent requests per hostile body")
 	timing := flag.Int("n", 1000, "requests of each kind for the timing medians")
+	loopers := flag.Int("loopers", 4, "clients looping on the costliest body while small requests are timed")
 	flag.Parse()
 	if *platform == "" || *secret == "" || *pid == 0 {
 		flag.Usage()
@@ -98,6 +99,44 @@ func main() {
 			(cpu / time.Duration(*concurrency)).Round(10*time.Microsecond), slowest.Round(time.Millisecond),
 			memKB(*pid, "VmHWM")>>10, statuses)
 	}
+
+	// Interference: the median of small requests alone, then while clients loop on the
+	// costliest hostile body.
+	small := []byte(`{"name":"","email":"ada@example.com"}`)
+	smallSig := payments.Sign(*secret, http.MethodPost, target, small)
+	medianSmall := func(n int) time.Duration {
+		var d []time.Duration
+		for range n {
+			_, took := send(http.MethodPost, target, *platform, smallSig, small)
+			d = append(d, took)
+		}
+		return median(d)
+	}
+	alone := medianSmall(500)
+	worst := hostile.Bodies(httpserver.MaxBodyBytes)[2] // unknown-keys
+	worstSig := payments.Sign(*secret, http.MethodPost, target, worst.Body)
+	stop := make(chan struct{})
+	var looping sync.WaitGroup
+	for range *loopers {
+		looping.Add(1)
+		go func() {
+			defer looping.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					send(http.MethodPost, target, *platform, worstSig, worst.Body)
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	beside := medianSmall(500)
+	close(stop)
+	looping.Wait()
+	fmt.Printf("small 422, median of 500: alone %v, beside %d clients looping on %s %v\n",
+		alone.Round(time.Microsecond), *loopers, worst.Name, beside.Round(time.Microsecond))
 
 	// Authentication timing: one connection, the two kinds interleaved in random order.
 	get := "/api/platform/users/get/" + uuid.NewString()
