@@ -20,7 +20,7 @@ import (
 const (
 	HeaderPlatformID = "X-Platform-ID"
 	HeaderSignature  = "X-Signature"
-	HeaderAPIKey     = "X-Api-Key"
+	HeaderAPIKey     = "X-Api-Key" // #nosec G101 -- a header's name, not a credential
 	HeaderAPISecret  = "X-Api-Secret"
 )
 

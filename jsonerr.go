@@ -166,7 +166,7 @@ func (p *jsonScanner) str(i int) int {
 					}
 				}
 				i += 6
-			case strings.IndexByte(`"\/bfnrt`, byte(esc)) >= 0:
+			case esc == '"' || esc == '\\' || esc == '/' || esc == 'b' || esc == 'f' || esc == 'n' || esc == 'r' || esc == 't':
 				i += 2
 			default:
 				p.fail("Invalid \\escape", i)

@@ -127,33 +127,32 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	s.writer.SetMaxIdleConns(1)
 	s.writer.SetConnMaxLifetime(0)
 	s.writer.SetConnMaxIdleTime(0)
+	// From here on a failure closes what was opened: Close skips the handles still nil,
+	// and its error joins the one that made Open give up.
+	fail := func(err error) (*Service, error) {
+		return nil, errors.Join(err, s.Close())
+	}
 	if err := s.writer.PingContext(ctx); err != nil {
-		s.writer.Close()
-		return nil, fmt.Errorf("payments: open %s: %w", path, err)
+		return fail(fmt.Errorf("payments: open %s: %w", path, err))
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.writer.Close()
-		return nil, fmt.Errorf("payments: migrate %s: %w", path, err)
+		return fail(fmt.Errorf("payments: migrate %s: %w", path, err))
 	}
 	if s.reader, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)")); err != nil {
-		s.writer.Close()
-		return nil, fmt.Errorf("payments: open %s: %w", path, err)
+		return fail(fmt.Errorf("payments: open %s: %w", path, err))
 	}
 	// Enough readers to keep every core busy; more would only queue inside SQLite.
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	s.reader.SetMaxOpenConns(readers)
 	s.reader.SetMaxIdleConns(readers)
 	if s.writeQ, err = queries.Prepare(ctx, s.writer); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("payments: prepare: %w", err)
+		return fail(fmt.Errorf("payments: prepare: %w", err))
 	}
 	if s.readQ, err = queries.Prepare(ctx, s.reader); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("payments: prepare: %w", err)
+		return fail(fmt.Errorf("payments: prepare: %w", err))
 	}
 	if err := s.loadDefaultRules(ctx); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("payments: load payee rules: %w", err)
+		return fail(fmt.Errorf("payments: load payee rules: %w", err))
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,10 +58,18 @@ func errorEnvelope(message string, now time.Time) payments.Envelope {
 }
 
 // writeJSON writes v compactly, without HTML escaping, as the response.
+//
+// v is encoded before anything is written: a value that does not encode is a bug in the
+// handler, and the panic reaches accessLog, which logs it with the request id and answers
+// 500 instead of status with a truncated body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(fmt.Errorf("httpserver: encoding a %d response: %w", status, err))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v) // the client has gone if this fails; nothing left to tell it
+	w.Write(b.Bytes()) // #nosec G104 -- a failed write means the client has gone: nothing is left to tell it, and accessLog still logs the request
 }

@@ -92,7 +92,9 @@ func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 		usagef(ts, "restart", "unexpected %q", args)
 	}
 	st := getState(ts)
-	st.stop()
+	if err := st.stop(); err != nil {
+		ts.Fatalf("restart: closing the store: %v", err)
+	}
 	if err := st.start(env); err != nil {
 		ts.Fatalf("restart: %v", err)
 	}

@@ -26,7 +26,7 @@ func cmdGenBody(ts *testscript.TestScript, neg bool, args []string) {
 			len(genPrefix)+len(genSuffix), args[1])
 	}
 	body := genPrefix + strings.Repeat("x", size-len(genPrefix)-len(genSuffix)) + genSuffix
-	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(body), 0o666))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(body), 0o600))
 }
 
 // cmdUUIDForm: uuidform VAR upper|simple|braced|urn ID

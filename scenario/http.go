@@ -179,7 +179,8 @@ func send(ts *testscript.TestScript, t target, auth http.Header, rf requestFlags
 	st.last = &response{status: resp.StatusCode, header: resp.Header, body: body}
 	fmt.Fprintf(ts.Stderr(), "%s\n", resp.Status)
 	out := ts.Stdout()
-	out.Write(body)
+	_, err = out.Write(body)
+	ts.Check(err)
 	if len(body) > 0 && body[len(body)-1] != '\n' {
 		fmt.Fprintln(out)
 	}

@@ -46,7 +46,11 @@ func compact(v any) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	enc.Encode(v) // v was decoded from JSON: it always encodes
+	// v was decoded from JSON, so it encodes; should it not, the text says why and
+	// compares unequal to any JSON a script expects.
+	if err := enc.Encode(v); err != nil {
+		return unencodable(err)
+	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
@@ -56,8 +60,15 @@ func pretty(v any) []byte {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return []byte(unencodable(err) + "\n")
+	}
 	return b.Bytes()
+}
+
+// unencodable stands for a value that did not encode as JSON: it is not JSON itself.
+func unencodable(err error) string {
+	return fmt.Sprintf("(not encodable as JSON: %v)", err)
 }
 
 // lookupPath returns the value at a dot path ("data.user_id", "detail.0.loc") in v; "."

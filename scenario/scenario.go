@@ -160,7 +160,12 @@ func setup(env *testscript.Env) error {
 	if err := st.start(payments.Sandbox); err != nil {
 		return err
 	}
-	env.Defer(st.stop)
+	t := env.T()
+	env.Defer(func() {
+		if err := st.stop(); err != nil {
+			t.Fatal("closing the payments store: ", err)
+		}
+	})
 	env.Values[stateKey{}] = st
 	env.Setenv("DB", st.dbPath)
 	env.Setenv("URL", st.srv.URL)
@@ -192,16 +197,18 @@ func (st *state) start(env payments.Environment) error {
 	return nil
 }
 
-// stop closes the server, then the service.
-func (st *state) stop() {
+// stop closes the server, then the service, and returns the service's Close error.
+func (st *state) stop() error {
 	if st.srv != nil {
 		st.srv.Close()
 		st.srv = nil
 	}
+	var err error
 	if st.svc != nil {
-		st.svc.Close()
+		err = st.svc.Close()
 		st.svc = nil
 	}
+	return err
 }
 
 // tLog writes the server's warnings and errors to the test log.

@@ -60,7 +60,9 @@ func main() {
 			log.Fatal(err)
 		}
 		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		if cerr := resp.Body.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			log.Fatal(err)
 		}
