@@ -83,7 +83,15 @@ func bankAccountFromRow(r queries.BankAccount) BankAccount {
 // Returns CodeInvalid when the body fails validation, CodeNotFound when the user is not
 // the platform's, and CodeConflict when the user already has this routing and account
 // number.
+//
+// With an idempotency key in ctx (WithIdempotency), it links the account at most once.
 func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
+	return once(ctx, s, platformScope(platformID), "AddBankAccount", in, func(ctx context.Context) (BankAccount, error) {
+		return s.addBankAccount(ctx, platformID, in)
+	})
+}
+
+func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
 	if _, err := s.check("accounts_add", nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
@@ -109,7 +117,7 @@ func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in N
 		VerificationType:     initialVerificationType,
 		CreatedAt:            formatTime(s.Now()),
 	}
-	err := s.write(ctx, func(q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row) }, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err

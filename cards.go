@@ -84,12 +84,21 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 //
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the card is not the user's or already deleted.
+//
+// With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
 func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
+	return once(ctx, s, platformScope(platformID), "DeleteCard", []any{userID, in}, func(ctx context.Context) (DeletedCard, error) {
+		return s.deleteCard(ctx, platformID, userID, in)
+	})
+}
+
+func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
 	if _, err := s.check("cards_delete", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)
-	err := s.write(ctx, func(q *queries.Queries) error {
+	deleted := DeletedCard{CardID: cardID, Deleted: true}
+	err := s.writeRemembering(ctx, func() any { return deleted }, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -107,5 +116,5 @@ func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID s
 	if err != nil {
 		return DeletedCard{}, err
 	}
-	return DeletedCard{CardID: cardID, Deleted: true}, nil
+	return deleted, nil
 }

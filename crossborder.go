@@ -85,7 +85,15 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, er
 //
 // Returns CodeInvalid when the request fails either, and CodeNotFound when the user is not
 // the platform's or the payee not the user's.
+//
+// With an idempotency key in ctx (WithIdempotency), it adds the bank at most once.
 func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
+	return once(ctx, s, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(ctx context.Context) (PayeeBank, error) {
+		return s.addPayeeBank(ctx, platformID, userID, in)
+	})
+}
+
+func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
 	body, err := s.check(payeeBankRequest, pathParams, nil, in)
 	if err != nil {
@@ -101,7 +109,7 @@ func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err = s.write(ctx, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return b }, func(q *queries.Queries) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -159,11 +167,20 @@ func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 //
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the bank is not the user's or already deleted.
+//
+// With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
 func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
+	_, err := once(ctx, s, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(ctx context.Context) (*struct{}, error) {
+		return nil, s.deletePayeeBank(ctx, platformID, userID, bankID)
+	})
+	return err
+}
+
+func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
 	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	return s.write(ctx, func(q *queries.Queries) error {
+	return s.writeRemembering(ctx, func() any { return nil }, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -48,7 +48,15 @@ func payeeFromRow(r queries.Payee) Payee {
 // contact, but a phone number goes with its country code.
 //
 // Returns CodeInvalid when the body fails validation.
+//
+// With an idempotency key in ctx (WithIdempotency), it creates the payee at most once.
 func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
+	return once(ctx, s, userScope(caller.UserID), "CreatePayee", in, func(ctx context.Context) (Payee, error) {
+		return s.createPayee(ctx, caller, in)
+	})
+}
+
+func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
 	body, err := s.check("payees_create", nil, nil, in)
 	if err != nil {
 		return Payee{}, err
@@ -64,7 +72,7 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 		Phone:            in.Phone,
 		CreatedAt:        s.Now(),
 	}
-	err = s.write(ctx, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return p }, func(q *queries.Queries) error {
 		return q.CreatePayee(ctx, queries.CreatePayeeParams{
 			ID:               p.PayeeID.String(),
 			UserID:           caller.UserID.String(),
@@ -85,12 +93,20 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 //
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the payee not the user's.
+//
+// With an idempotency key in ctx (WithIdempotency), it renames the payee at most once.
 func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
+	return once(ctx, s, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(ctx context.Context) (Payee, error) {
+		return s.updatePayee(ctx, platformID, userID, in)
+	})
+}
+
+func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
 	if _, err := s.check("payees_update", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee
-	err := s.write(ctx, func(q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return p }, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -57,6 +57,9 @@ type Options struct {
 	Now func() time.Time
 	// NewID returns a new id; default a time-ordered (version 7) UUID.
 	NewID func() uuid.UUID
+	// IdempotencyTTL is how long an idempotency key is remembered (see Idempotency);
+	// default DefaultIdempotencyTTL, 24 hours.
+	IdempotencyTTL time.Duration
 }
 
 // Service is an open payments store. It is safe for concurrent use.
@@ -82,6 +85,13 @@ type Service struct {
 	apiKeys   *boundedCache[uuid.UUID, apiCredential]
 	// decoys stand in for unknown credentials, so that they cost what known ones do.
 	decoys
+
+	// Idempotency keys: how long they are remembered, the keys whose first call is
+	// running, and when expired ones were last purged.
+	idempotencyTTL time.Duration
+	inflight       inflight
+	purgeMu        sync.Mutex
+	lastPurge      time.Time
 
 	// countryRules caches each country's compiled payee rules with the rule set they
 	// came from; a newer set (loaded by another process, too) replaces them on next use.
@@ -114,6 +124,9 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	}
 	if s.newID == nil {
 		s.newID = newV7
+	}
+	if s.idempotencyTTL = opts.IdempotencyTTL; s.idempotencyTTL <= 0 {
+		s.idempotencyTTL = DefaultIdempotencyTTL
 	}
 	var err error
 	if s.schemas, err = newValidator(); err != nil {
@@ -293,6 +306,12 @@ func notFound(err error, msg string) error {
 var conflicts = map[string]string{
 	"users.platform_id, users.email_key":                                                "A user with this email already exists.",
 	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number": "This bank account is already linked to the user.",
+}
+
+// isUniqueViolation reports whether err is the store refusing a duplicate.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
 // storeError maps a UNIQUE constraint failure the client caused to CodeConflict; any

@@ -83,7 +83,15 @@ func checkContact(body map[string]any, required bool) error {
 //
 // Returns CodeInvalid when the body fails validation and CodeConflict when the platform
 // already has a user with this email (compared case-insensitively).
+//
+// With an idempotency key in ctx (WithIdempotency), it creates the user at most once.
 func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
+	return once(ctx, s, platformScope(platformID), "CreateUser", in, func(ctx context.Context) (User, error) {
+		return s.createUser(ctx, platformID, in)
+	})
+}
+
+func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
 	body, err := s.check("users_create", nil, nil, in)
 	if err != nil {
 		return User{}, err
@@ -102,7 +110,7 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 	if in.Email != nil {
 		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
 	}
-	err = s.write(ctx, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return u }, func(q *queries.Queries) error {
 		// The clock is read holding the write lock, so that creation times follow the
 		// creation order List Users pages by.
 		u.CreatedAt = s.Now()

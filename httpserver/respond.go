@@ -63,13 +63,34 @@ func errorEnvelope(message string, now time.Time) payments.Envelope {
 // handler, and the panic reaches accessLog, which logs it with the request id and answers
 // 500 instead of status with a truncated body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeBody(w, status, encodeJSON(status, v))
+}
+
+// encodeJSON is the body writeJSON writes.
+func encodeJSON(status int, v any) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		panic(fmt.Errorf("httpserver: encoding a %d response: %w", status, err))
 	}
+	return b.Bytes()
+}
+
+// writeBody writes a JSON response body encoded before.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	w.Write(b.Bytes()) // #nosec G104 -- a failed write means the client has gone: nothing is left to tell it, and accessLog still logs the request
+	w.Write(body) // #nosec G104 -- a failed write means the client has gone: nothing is left to tell it, and accessLog still logs the request
+}
+
+// render is the response to an operation's outcome, as the handlers and writeError answer
+// it, with at as its queryGeneratedTime: what an idempotency key stores and replays.
+func (s *server) render(result any, err error, at time.Time) (int, []byte) {
+	if err != nil {
+		status := statusByCode[payments.ErrorCode(err)]
+		return status, encodeJSON(status, errorEnvelope(payments.ErrorMessage(err), at))
+	}
+	return http.StatusOK, encodeJSON(http.StatusOK, payments.Envelope{
+		Success: true, Message: "Success", Data: result, QueryGeneratedTime: at.Unix()})
 }

@@ -2,6 +2,10 @@ package httpserver
 
 import "net/http"
 
+// readOnly lists the routes that change nothing although their method is not GET: an
+// Idempotency-Key sent to them is ignored.
+var readOnly = map[string]bool{"POST /api/platform/users/list": true}
+
 // addRoutes mounts the whole API surface: the fourteen endpoints of the specification,
 // each with its authentication, whether it carries a JSON body, the request schema (in
 // schema/) that validates it, and its handler (in handlers.go).

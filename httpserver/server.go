@@ -6,13 +6,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net/http"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -80,6 +83,8 @@ var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 // size (413), authentication (401), media type (415), then the handler, which validates
 // (422) and runs the operation.
 func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body bodyKind, h handlerFunc) {
+	// Routes that change something take an Idempotency-Key.
+	changes := !strings.HasPrefix(pattern, http.MethodGet+" ") && !readOnly[pattern]
 	var params []string
 	for _, m := range pathParam.FindAllStringSubmatch(pattern, -1) {
 		params = append(params, m[1])
@@ -119,6 +124,17 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 		for name, values := range r.URL.Query() {
 			c.req.Query[name] = values[len(values)-1] // the last one wins, as in Starlette
 		}
+		var idem *payments.Idempotency
+		if changes {
+			if idem, err = idempotency(r, raw); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			if idem != nil {
+				idem.Render = s.render
+				ctx = payments.WithIdempotency(ctx, idem)
+			}
+		}
 		if body == withBody && len(raw) > largeBodyBytes {
 			select {
 			case s.largeBodies <- struct{}{}:
@@ -128,12 +144,43 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 			}
 		}
 		resp, err := h(ctx, c)
+		if idem != nil && idem.Body != nil { // the outcome stored under the key
+			if idem.Replayed {
+				w.Header().Set(headerIdempotentReplayed, "true")
+			}
+			writeBody(w, idem.Status, idem.Body)
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, resp)
 	})
+}
+
+// Idempotency headers (draft-ietf-httpapi-idempotency-key-header).
+const (
+	headerIdempotencyKey     = "Idempotency-Key"
+	headerIdempotentReplayed = "Idempotent-Replayed"
+)
+
+// idempotency returns the Idempotency-Key of a request that changes something, with the
+// request's fingerprint (method, target and body), or nil when it has none.
+func idempotency(r *http.Request, body []byte) (*payments.Idempotency, error) {
+	values, sent := r.Header[headerIdempotencyKey]
+	if !sent {
+		return nil, nil
+	}
+	key := values[len(values)-1]
+	if len(values) > 1 || !payments.ValidIdempotencyKey(key) {
+		return nil, statusError(http.StatusBadRequest, fmt.Sprintf(
+			"Idempotency-Key must be one value of 1 to %d printable ASCII characters.", payments.MaxIdempotencyKeyLength))
+	}
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.RequestURI + "\n"))
+	h.Write(body)
+	return &payments.Idempotency{Key: key, Fingerprint: h.Sum(nil)}, nil
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

@@ -48,6 +48,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createCardStmt, err = db.PrepareContext(ctx, createCard); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateCard: %w", err)
 	}
+	if q.createIdempotencyRecordStmt, err = db.PrepareContext(ctx, createIdempotencyRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateIdempotencyRecord: %w", err)
+	}
 	if q.createPayeeStmt, err = db.PrepareContext(ctx, createPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query CreatePayee: %w", err)
 	}
@@ -78,8 +81,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.currentRuleSetStmt, err = db.PrepareContext(ctx, currentRuleSet); err != nil {
 		return nil, fmt.Errorf("error preparing query CurrentRuleSet: %w", err)
 	}
+	if q.deleteExpiredIdempotencyRecordsStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyRecords); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyRecords: %w", err)
+	}
 	if q.getAPICredentialStmt, err = db.PrepareContext(ctx, getAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPICredential: %w", err)
+	}
+	if q.getIdempotencyRecordStmt, err = db.PrepareContext(ctx, getIdempotencyRecord); err != nil {
+		return nil, fmt.Errorf("error preparing query GetIdempotencyRecord: %w", err)
 	}
 	if q.getPayeeAddressStmt, err = db.PrepareContext(ctx, getPayeeAddress); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPayeeAddress: %w", err)
@@ -180,6 +189,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createCardStmt: %w", cerr)
 		}
 	}
+	if q.createIdempotencyRecordStmt != nil {
+		if cerr := q.createIdempotencyRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createIdempotencyRecordStmt: %w", cerr)
+		}
+	}
 	if q.createPayeeStmt != nil {
 		if cerr := q.createPayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createPayeeStmt: %w", cerr)
@@ -230,9 +244,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing currentRuleSetStmt: %w", cerr)
 		}
 	}
+	if q.deleteExpiredIdempotencyRecordsStmt != nil {
+		if cerr := q.deleteExpiredIdempotencyRecordsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredIdempotencyRecordsStmt: %w", cerr)
+		}
+	}
 	if q.getAPICredentialStmt != nil {
 		if cerr := q.getAPICredentialStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAPICredentialStmt: %w", cerr)
+		}
+	}
+	if q.getIdempotencyRecordStmt != nil {
+		if cerr := q.getIdempotencyRecordStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getIdempotencyRecordStmt: %w", cerr)
 		}
 	}
 	if q.getPayeeAddressStmt != nil {
@@ -362,87 +386,93 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                         DBTX
-	tx                         *sql.Tx
-	addExchangeRateStmt        *sql.Stmt
-	addRuleCountryStmt         *sql.Stmt
-	addRuleCurrencyStmt        *sql.Stmt
-	clearDefaultAccountStmt    *sql.Stmt
-	countPlatformsStmt         *sql.Stmt
-	createAPICredentialStmt    *sql.Stmt
-	createBankAccountStmt      *sql.Stmt
-	createCardStmt             *sql.Stmt
-	createPayeeStmt            *sql.Stmt
-	createPayeeAddressStmt     *sql.Stmt
-	createPayeeBankStmt        *sql.Stmt
-	createPlatformStmt         *sql.Stmt
-	createRuleSetStmt          *sql.Stmt
-	createUserStmt             *sql.Stmt
-	createUserSettingsStmt     *sql.Stmt
-	createWalletStmt           *sql.Stmt
-	currentExchangeRatesStmt   *sql.Stmt
-	currentRuleSetStmt         *sql.Stmt
-	getAPICredentialStmt       *sql.Stmt
-	getPayeeAddressStmt        *sql.Stmt
-	getPayeeRulesStmt          *sql.Stmt
-	getPlatformStmt            *sql.Stmt
-	getPlatformBankAccountStmt *sql.Stmt
-	getPlatformUserStmt        *sql.Stmt
-	getRuleCountryStmt         *sql.Stmt
-	getUserStmt                *sql.Stmt
-	getUserPayeeStmt           *sql.Stmt
-	getUserSettingsStmt        *sql.Stmt
-	getUserWalletStmt          *sql.Stmt
-	listPayeeAddressesStmt     *sql.Stmt
-	listUsersPageStmt          *sql.Stmt
-	nextPwIDStmt               *sql.Stmt
-	renamePayeeStmt            *sql.Stmt
-	softDeleteCardStmt         *sql.Stmt
-	softDeletePayeeBankStmt    *sql.Stmt
-	userHasDefaultAccountStmt  *sql.Stmt
-	verifyUserStmt             *sql.Stmt
+	db                                  DBTX
+	tx                                  *sql.Tx
+	addExchangeRateStmt                 *sql.Stmt
+	addRuleCountryStmt                  *sql.Stmt
+	addRuleCurrencyStmt                 *sql.Stmt
+	clearDefaultAccountStmt             *sql.Stmt
+	countPlatformsStmt                  *sql.Stmt
+	createAPICredentialStmt             *sql.Stmt
+	createBankAccountStmt               *sql.Stmt
+	createCardStmt                      *sql.Stmt
+	createIdempotencyRecordStmt         *sql.Stmt
+	createPayeeStmt                     *sql.Stmt
+	createPayeeAddressStmt              *sql.Stmt
+	createPayeeBankStmt                 *sql.Stmt
+	createPlatformStmt                  *sql.Stmt
+	createRuleSetStmt                   *sql.Stmt
+	createUserStmt                      *sql.Stmt
+	createUserSettingsStmt              *sql.Stmt
+	createWalletStmt                    *sql.Stmt
+	currentExchangeRatesStmt            *sql.Stmt
+	currentRuleSetStmt                  *sql.Stmt
+	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
+	getAPICredentialStmt                *sql.Stmt
+	getIdempotencyRecordStmt            *sql.Stmt
+	getPayeeAddressStmt                 *sql.Stmt
+	getPayeeRulesStmt                   *sql.Stmt
+	getPlatformStmt                     *sql.Stmt
+	getPlatformBankAccountStmt          *sql.Stmt
+	getPlatformUserStmt                 *sql.Stmt
+	getRuleCountryStmt                  *sql.Stmt
+	getUserStmt                         *sql.Stmt
+	getUserPayeeStmt                    *sql.Stmt
+	getUserSettingsStmt                 *sql.Stmt
+	getUserWalletStmt                   *sql.Stmt
+	listPayeeAddressesStmt              *sql.Stmt
+	listUsersPageStmt                   *sql.Stmt
+	nextPwIDStmt                        *sql.Stmt
+	renamePayeeStmt                     *sql.Stmt
+	softDeleteCardStmt                  *sql.Stmt
+	softDeletePayeeBankStmt             *sql.Stmt
+	userHasDefaultAccountStmt           *sql.Stmt
+	verifyUserStmt                      *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                         tx,
-		tx:                         tx,
-		addExchangeRateStmt:        q.addExchangeRateStmt,
-		addRuleCountryStmt:         q.addRuleCountryStmt,
-		addRuleCurrencyStmt:        q.addRuleCurrencyStmt,
-		clearDefaultAccountStmt:    q.clearDefaultAccountStmt,
-		countPlatformsStmt:         q.countPlatformsStmt,
-		createAPICredentialStmt:    q.createAPICredentialStmt,
-		createBankAccountStmt:      q.createBankAccountStmt,
-		createCardStmt:             q.createCardStmt,
-		createPayeeStmt:            q.createPayeeStmt,
-		createPayeeAddressStmt:     q.createPayeeAddressStmt,
-		createPayeeBankStmt:        q.createPayeeBankStmt,
-		createPlatformStmt:         q.createPlatformStmt,
-		createRuleSetStmt:          q.createRuleSetStmt,
-		createUserStmt:             q.createUserStmt,
-		createUserSettingsStmt:     q.createUserSettingsStmt,
-		createWalletStmt:           q.createWalletStmt,
-		currentExchangeRatesStmt:   q.currentExchangeRatesStmt,
-		currentRuleSetStmt:         q.currentRuleSetStmt,
-		getAPICredentialStmt:       q.getAPICredentialStmt,
-		getPayeeAddressStmt:        q.getPayeeAddressStmt,
-		getPayeeRulesStmt:          q.getPayeeRulesStmt,
-		getPlatformStmt:            q.getPlatformStmt,
-		getPlatformBankAccountStmt: q.getPlatformBankAccountStmt,
-		getPlatformUserStmt:        q.getPlatformUserStmt,
-		getRuleCountryStmt:         q.getRuleCountryStmt,
-		getUserStmt:                q.getUserStmt,
-		getUserPayeeStmt:           q.getUserPayeeStmt,
-		getUserSettingsStmt:        q.getUserSettingsStmt,
-		getUserWalletStmt:          q.getUserWalletStmt,
-		listPayeeAddressesStmt:     q.listPayeeAddressesStmt,
-		listUsersPageStmt:          q.listUsersPageStmt,
-		nextPwIDStmt:               q.nextPwIDStmt,
-		renamePayeeStmt:            q.renamePayeeStmt,
-		softDeleteCardStmt:         q.softDeleteCardStmt,
-		softDeletePayeeBankStmt:    q.softDeletePayeeBankStmt,
-		userHasDefaultAccountStmt:  q.userHasDefaultAccountStmt,
-		verifyUserStmt:             q.verifyUserStmt,
+		db:                                  tx,
+		tx:                                  tx,
+		addExchangeRateStmt:                 q.addExchangeRateStmt,
+		addRuleCountryStmt:                  q.addRuleCountryStmt,
+		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
+		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
+		countPlatformsStmt:                  q.countPlatformsStmt,
+		createAPICredentialStmt:             q.createAPICredentialStmt,
+		createBankAccountStmt:               q.createBankAccountStmt,
+		createCardStmt:                      q.createCardStmt,
+		createIdempotencyRecordStmt:         q.createIdempotencyRecordStmt,
+		createPayeeStmt:                     q.createPayeeStmt,
+		createPayeeAddressStmt:              q.createPayeeAddressStmt,
+		createPayeeBankStmt:                 q.createPayeeBankStmt,
+		createPlatformStmt:                  q.createPlatformStmt,
+		createRuleSetStmt:                   q.createRuleSetStmt,
+		createUserStmt:                      q.createUserStmt,
+		createUserSettingsStmt:              q.createUserSettingsStmt,
+		createWalletStmt:                    q.createWalletStmt,
+		currentExchangeRatesStmt:            q.currentExchangeRatesStmt,
+		currentRuleSetStmt:                  q.currentRuleSetStmt,
+		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
+		getAPICredentialStmt:                q.getAPICredentialStmt,
+		getIdempotencyRecordStmt:            q.getIdempotencyRecordStmt,
+		getPayeeAddressStmt:                 q.getPayeeAddressStmt,
+		getPayeeRulesStmt:                   q.getPayeeRulesStmt,
+		getPlatformStmt:                     q.getPlatformStmt,
+		getPlatformBankAccountStmt:          q.getPlatformBankAccountStmt,
+		getPlatformUserStmt:                 q.getPlatformUserStmt,
+		getRuleCountryStmt:                  q.getRuleCountryStmt,
+		getUserStmt:                         q.getUserStmt,
+		getUserPayeeStmt:                    q.getUserPayeeStmt,
+		getUserSettingsStmt:                 q.getUserSettingsStmt,
+		getUserWalletStmt:                   q.getUserWalletStmt,
+		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
+		listUsersPageStmt:                   q.listUsersPageStmt,
+		nextPwIDStmt:                        q.nextPwIDStmt,
+		renamePayeeStmt:                     q.renamePayeeStmt,
+		softDeleteCardStmt:                  q.softDeleteCardStmt,
+		softDeletePayeeBankStmt:             q.softDeletePayeeBankStmt,
+		userHasDefaultAccountStmt:           q.userHasDefaultAccountStmt,
+		verifyUserStmt:                      q.verifyUserStmt,
 	}
 }

@@ -63,6 +63,18 @@ type ExchangeRate struct {
 	CreatedAt      string
 }
 
+type IdempotencyKey struct {
+	Scope        string
+	Key          string
+	Fingerprint  []byte
+	ErrorCode    sql.NullString
+	ErrorMessage sql.NullString
+	Result       []byte
+	Status       sql.NullInt64
+	Body         []byte
+	CreatedAt    string
+}
+
 type Payee struct {
 	ID               string
 	UserID           string

@@ -175,7 +175,12 @@ func parseUserID(what, s string) (uuid.UUID, error) {
 // withService opens the database at path for env (the default when empty), runs fn and
 // closes the database, reporting a failure to close as the command's.
 func (inv *invocation) withService(ctx context.Context, path string, env payments.Environment, fn func(*payments.Service) error) (err error) {
-	svc, err := payments.Open(ctx, path, payments.Options{Environment: env})
+	return inv.withServiceOptions(ctx, path, payments.Options{Environment: env}, fn)
+}
+
+// withServiceOptions is withService with more options than the environment.
+func (inv *invocation) withServiceOptions(ctx context.Context, path string, opts payments.Options, fn func(*payments.Service) error) (err error) {
+	svc, err := payments.Open(ctx, path, opts)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 var serveCommand = &command{
 	name:    "serve",
 	summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE]",
+	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE] [-idempotency-ttl 24h]",
 	details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.`,
@@ -33,6 +33,8 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	env := envFlag(fs, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs -tls-key")
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert, in `FILE`")
+	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
+		"remember each Idempotency-Key and its answer for `DURATION`")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
@@ -44,6 +46,9 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if *idempotencyTTL <= 0 {
+		return usagef("-idempotency-ttl must be positive")
 	}
 	if *certFile != "" {
 		// Run loads the pair only once it is listening: check it before saying so.
@@ -60,7 +65,8 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}()
 
 	logger := slog.New(slog.NewJSONHandler(inv.stderr, nil))
-	return inv.withService(ctx, *db, *env, func(svc *payments.Service) error {
+	opts := payments.Options{Environment: *env, IdempotencyTTL: *idempotencyTTL}
+	return inv.withServiceOptions(ctx, *db, opts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
 			return err

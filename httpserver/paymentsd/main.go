@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE]
+//	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE] [-idempotency-ttl 24h]
 //	paymentsd platform create [-db F] [-env sandbox|production] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID

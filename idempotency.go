@@ -1,0 +1,264 @@
+package payments
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Idempotency keys (draft-ietf-httpapi-idempotency-key-header, as Stripe practises it): a
+// write operation called with a key runs at most once per key and caller. Its outcome is
+// stored under the key in the same transaction as its change, so a crash keeps both or
+// neither; a retry with the same key and the same request gets the stored outcome back and
+// nothing runs again.
+
+// DefaultIdempotencyTTL is how long an idempotency key is remembered by default.
+const DefaultIdempotencyTTL = 24 * time.Hour
+
+// MaxIdempotencyKeyLength bounds a key: 1 to 255 printable ASCII characters.
+const MaxIdempotencyKeyLength = 255
+
+// Idempotency is the key of one call of a write operation, and what became of it. Pass it
+// with WithIdempotency in the operation's context:
+//
+//	idem := &payments.Idempotency{Key: "order-1234"}
+//	user, err := svc.CreateUser(payments.WithIdempotency(ctx, idem), platformID, in)
+//	// Sent again with the same key and input: the same user (or the same error), and
+//	// idem.Replayed is true.
+//
+// The same key with another input is CodeInvalid; the same key while its first call still
+// runs is CodeConflict. Outcomes stored: success, and the operation's own refusals
+// (CodeNotFound, CodeForbidden, CodeConflict). Not stored, as the operation never started
+// or may succeed when retried: validation failures (CodeInvalid) and internal faults.
+type Idempotency struct {
+	// Key is the client's key: 1 to 255 printable ASCII characters.
+	Key string
+	// Fingerprint identifies the request; the same key with another fingerprint is
+	// refused. Empty: a hash of the operation's name and input.
+	Fingerprint []byte
+	// Render, when set, turns the outcome into the response stored with it and replayed
+	// byte for byte (the HTTP layer renders its status and body here). at is the time of
+	// the first call, for every replay too.
+	Render func(result any, err error, at time.Time) (status int, body []byte)
+
+	// Set by the operation: whether the outcome was replayed, and the stored response
+	// (when Render was given and the outcome is one that is stored).
+	Replayed bool
+	Status   int
+	Body     []byte
+}
+
+type idempotencyKey struct{}
+
+// WithIdempotency returns a context that makes the write operation it is passed to
+// idempotent under idem.Key, and reports its outcome in idem.
+func WithIdempotency(ctx context.Context, idem *Idempotency) context.Context {
+	return context.WithValue(ctx, idempotencyKey{}, idem)
+}
+
+// ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII characters.
+func ValidIdempotencyKey(key string) bool {
+	if len(key) == 0 || len(key) > MaxIdempotencyKeyLength {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// attempt is a first call under a key, on its way to storing its outcome.
+type attempt struct {
+	scope, key  string
+	fingerprint []byte
+	idem        *Idempotency
+	at          time.Time
+	stored      bool
+}
+
+type attemptKey struct{}
+
+// inflight holds the keys whose first call is running in this process.
+type inflight struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+func (f *inflight) start(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.keys == nil {
+		f.keys = map[string]bool{}
+	}
+	if f.keys[id] {
+		return false
+	}
+	f.keys[id] = true
+	return true
+}
+
+func (f *inflight) done(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.keys, id)
+}
+
+func platformScope(platformID uuid.UUID) string { return "platform:" + platformID.String() }
+func userScope(userID uuid.UUID) string         { return "user:" + userID.String() }
+
+// once runs the write operation op of the caller scope, idempotently when ctx carries a
+// key: the outcome stored under the key is returned without running it again; otherwise
+// run runs, and its outcome is stored (a success by the operation itself, through
+// writeRemembering, in the transaction of its change).
+func once[T any](ctx context.Context, s *Service, scope, op string, input any, run func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
+	idem, _ := ctx.Value(idempotencyKey{}).(*Idempotency)
+	if idem == nil {
+		return run(ctx)
+	}
+	if !ValidIdempotencyKey(idem.Key) {
+		return zero, Errorf(CodeInvalid, "An Idempotency-Key is 1 to %d printable ASCII characters.", MaxIdempotencyKeyLength)
+	}
+	fingerprint := idem.Fingerprint
+	if len(fingerprint) == 0 {
+		raw, err := json.Marshal(input)
+		if err != nil {
+			return zero, fmt.Errorf("payments: fingerprint of %s: %w", op, err)
+		}
+		sum := sha256.Sum256(append([]byte(op+"\n"), raw...))
+		fingerprint = sum[:]
+	}
+	scope += " " + op
+	id := scope + "\n" + idem.Key
+	if !s.inflight.start(id) {
+		return zero, errKeyInFlight
+	}
+	defer s.inflight.done(id)
+
+	now := s.Now()
+	var rec queries.IdempotencyKey
+	err := s.read(ctx, func(q *queries.Queries) (err error) {
+		rec, err = q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{
+			Scope: scope, Key: idem.Key, NotBefore: formatTime(now.Add(-s.idempotencyTTL)),
+		})
+		return err
+	})
+	switch {
+	case err == nil:
+		if !bytes.Equal(rec.Fingerprint, fingerprint) {
+			return zero, Errorf(CodeInvalid, "This Idempotency-Key was already used with a different request.")
+		}
+		return replay[T](idem, rec)
+	case !errors.Is(err, sql.ErrNoRows):
+		return zero, err
+	}
+
+	a := &attempt{scope: scope, key: idem.Key, fingerprint: fingerprint, idem: idem, at: now}
+	result, err := run(context.WithValue(ctx, attemptKey{}, a))
+	switch ErrorCode(err) {
+	case "":
+		if !a.stored {
+			return zero, fmt.Errorf("payments: %s did not store its outcome under its idempotency key", op)
+		}
+	case CodeNotFound, CodeForbidden, CodeConflict:
+		// The operation refused and changed nothing: its refusal is the outcome to keep.
+		if serr := s.write(ctx, func(q *queries.Queries) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+			return zero, serr
+		}
+	}
+	return result, err
+}
+
+var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key is still being processed.")
+
+// writeRemembering is write for an operation that may run under an idempotency key: once
+// fn has made the change, the result (which result returns) is stored under the key in
+// the same transaction.
+func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(q *queries.Queries) error) error {
+	a, _ := ctx.Value(attemptKey{}).(*attempt)
+	if a == nil {
+		return s.write(ctx, fn)
+	}
+	return s.write(ctx, func(q *queries.Queries) error {
+		if err := fn(q); err != nil {
+			return err
+		}
+		return a.store(ctx, s, q, result(), nil)
+	})
+}
+
+// store records the outcome of the attempt in the transaction of q.
+func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, result any, opErr error) error {
+	rec := queries.CreateIdempotencyRecordParams{
+		Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
+	}
+	if opErr != nil {
+		rec.ErrorCode = sql.NullString{String: string(ErrorCode(opErr)), Valid: true}
+		rec.ErrorMessage = sql.NullString{String: ErrorMessage(opErr), Valid: true}
+	} else {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
+		}
+		rec.Result = raw
+	}
+	if a.idem.Render != nil {
+		status, body := a.idem.Render(result, opErr, a.at)
+		rec.Status, rec.Body = sql.NullInt64{Int64: int64(status), Valid: true}, body
+	}
+	// An expired record of this key makes way; so, once a minute, do all expired ones.
+	notAfter := formatTime(a.at.Add(-s.idempotencyTTL))
+	if s.purgeDue(a.at) {
+		if _, err := q.DeleteExpiredIdempotencyRecords(ctx, notAfter); err != nil {
+			return err
+		}
+	}
+	if err := q.CreateIdempotencyRecord(ctx, rec); err != nil {
+		if isUniqueViolation(err) {
+			// Another process stored an outcome under this key first: its call ran.
+			return errKeyInFlight
+		}
+		return err
+	}
+	a.stored = true
+	a.idem.Status, a.idem.Body = int(rec.Status.Int64), rec.Body
+	return nil
+}
+
+// replay returns the outcome stored in rec.
+func replay[T any](idem *Idempotency, rec queries.IdempotencyKey) (T, error) {
+	var result T
+	idem.Replayed = true
+	idem.Status, idem.Body = int(rec.Status.Int64), rec.Body
+	if rec.ErrorCode.Valid {
+		return result, &Error{Code: Code(rec.ErrorCode.String), Message: rec.ErrorMessage.String}
+	}
+	if err := json.Unmarshal(rec.Result, &result); err != nil {
+		return result, fmt.Errorf("payments: replay the outcome under key %q: %w", idem.Key, err)
+	}
+	return result, nil
+}
+
+// purgeDue reports whether expired idempotency records are due for purging: at most once
+// a minute.
+func (s *Service) purgeDue(now time.Time) bool {
+	s.purgeMu.Lock()
+	defer s.purgeMu.Unlock()
+	if now.Sub(s.lastPurge) < time.Minute {
+		return false
+	}
+	s.lastPurge = now
+	return true
+}

@@ -1,0 +1,193 @@
+package payments_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+)
+
+func TestIdempotency(t *testing.T) {
+	ctx := context.Background()
+	keyed := func(key string) (context.Context, *payments.Idempotency) {
+		idem := &payments.Idempotency{Key: key}
+		return payments.WithIdempotency(ctx, idem), idem
+	}
+
+	t.Run("OKReplay", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
+		kctx, first := keyed("k1")
+		u1, err := svc.CreateUser(kctx, p.PlatformID, in)
+		if err != nil || first.Replayed {
+			t.Fatalf("first call: %v, replayed %v", err, first.Replayed)
+		}
+		kctx, again := keyed("k1")
+		u2, err := svc.CreateUser(kctx, p.PlatformID, in)
+		if err != nil || !again.Replayed {
+			t.Fatalf("retry: %v, replayed %v", err, again.Replayed)
+		}
+		if canonicalJSON(t, u1) != canonicalJSON(t, u2) {
+			t.Errorf("retry answered %+v, first %+v", u2, u1)
+		}
+		if page, _ := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{}); page.TotalRecords != 1 {
+			t.Errorf("%d users after a retried create, want 1", page.TotalRecords)
+		}
+	})
+
+	t.Run("ErrKeyReused", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		kctx, _ := keyed("k1")
+		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
+		kctx, _ = keyed("k1")
+		_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")})
+		if e := errorOf(t, err, payments.CodeInvalid); e.Message != "This Idempotency-Key was already used with a different request." {
+			t.Errorf("message %q", e.Message)
+		}
+	})
+
+	t.Run("OKScopes", func(t *testing.T) {
+		// One key, two platforms, two operations: four keys.
+		svc := mustOpen(t)
+		p1, p2 := mustPlatform(t, svc), mustPlatform(t, svc)
+		for _, p := range []uuid.UUID{p1.PlatformID, p2.PlatformID} {
+			kctx, idem := keyed("shared")
+			u := mustCreate(t, kctx, svc, p, "ada@example.com")
+			if idem.Replayed {
+				t.Error("a key of another platform replayed")
+			}
+			kctx, idem = keyed("shared")
+			if _, err := svc.AddBankAccount(kctx, p, payments.NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
+				AccountNumber: "123456789", RoutingNumber: "021000021", AccountType: "PERSONAL_CHECKING"}); err != nil || idem.Replayed {
+				t.Errorf("another operation under the same key: %v, replayed %v", err, idem.Replayed)
+			}
+		}
+	})
+
+	t.Run("OKRefusalReplayed", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
+		for i := range 2 {
+			kctx, idem := keyed("dup")
+			_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ADA@example.com")})
+			errorOf(t, err, payments.CodeConflict)
+			if idem.Replayed != (i == 1) {
+				t.Errorf("call %d: replayed %v", i, idem.Replayed)
+			}
+		}
+	})
+
+	t.Run("OKValidationNotStored", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		kctx, _ := keyed("k1")
+		_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "", Email: ptr("ada@example.com")})
+		errorOf(t, err, payments.CodeInvalid)
+		kctx, idem := keyed("k1")
+		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
+		if idem.Replayed {
+			t.Error("a validation failure was stored under its key")
+		}
+	})
+
+	t.Run("ErrInvalidKey", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		for _, key := range []string{"", string(make([]byte, 256)), "clé", "tab\there"} {
+			kctx, _ := keyed(key)
+			_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
+			errorOf(t, err, payments.CodeInvalid)
+		}
+		if !payments.ValidIdempotencyKey(strings.Repeat("k", 255)) {
+			t.Error("255 characters refused")
+		}
+	})
+
+	t.Run("OKExpires", func(t *testing.T) {
+		now, set := fixedClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		svc := mustOpen(t, payments.Options{Now: now, IdempotencyTTL: time.Hour})
+		p := mustPlatform(t, svc)
+		in := payments.NewUser{Name: "Ada", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460000")}
+		kctx, _ := keyed("k1")
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+			t.Fatal(err)
+		}
+		set(now().Add(59 * time.Minute))
+		kctx, idem := keyed("k1")
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || !idem.Replayed {
+			t.Errorf("within the TTL: %v, replayed %v", err, idem.Replayed)
+		}
+		set(now().Add(2 * time.Minute))
+		kctx, idem = keyed("k1")
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+			t.Errorf("after the TTL: %v, replayed %v", err, idem.Replayed)
+		}
+		if page, _ := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{}); page.TotalRecords != 2 {
+			t.Errorf("%d users, want 2: the key expired", page.TotalRecords)
+		}
+	})
+
+	t.Run("OKConcurrent", func(t *testing.T) {
+		// Eight clients send one create with one key at once: one user; every answer is
+		// that user (replayed) or "still being processed".
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
+		var wg sync.WaitGroup
+		results := make([]error, 8)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kctx, _ := keyed("k1")
+				_, results[i] = svc.CreateUser(kctx, p.PlatformID, in)
+			}()
+		}
+		wg.Wait()
+		for i, err := range results {
+			if err != nil && payments.ErrorCode(err) != payments.CodeConflict {
+				t.Errorf("client %d: %v", i, err)
+			}
+		}
+		if page, _ := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{}); page.TotalRecords != 1 {
+			t.Errorf("%d users, want 1", page.TotalRecords)
+		}
+	})
+
+	t.Run("OKOneTransaction", func(t *testing.T) {
+		// The outcome is stored in the transaction of the change: when storing it fails
+		// (here the renderer panics), the user is not created either.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		idem := &payments.Idempotency{Key: "k1", Render: func(any, error, time.Time) (int, []byte) { panic("render failed") }}
+		func() {
+			defer func() { recover() }()
+			svc.CreateUser(payments.WithIdempotency(ctx, idem), p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
+		}()
+		if page, _ := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{}); page.TotalRecords != 0 {
+			t.Errorf("%d users: the change was kept without its outcome", page.TotalRecords)
+		}
+		kctx, again := keyed("k1")
+		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
+		if again.Replayed {
+			t.Error("an outcome was kept without its change")
+		}
+	})
+}
+
+func mustCreate(tb testing.TB, ctx context.Context, svc *payments.Service, platformID uuid.UUID, email string) payments.User {
+	tb.Helper()
+	u, err := svc.CreateUser(ctx, platformID, payments.NewUser{Name: "Ada", Email: &email})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
+}

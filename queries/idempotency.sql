@@ -1,0 +1,12 @@
+-- name: GetIdempotencyRecord :one
+SELECT scope, key, fingerprint, error_code, error_message, result, status, body, created_at
+FROM idempotency_keys
+WHERE scope = sqlc.arg(scope) AND key = sqlc.arg(key) AND created_at > sqlc.arg(not_before);
+
+-- name: CreateIdempotencyRecord :exec
+INSERT INTO idempotency_keys (scope, key, fingerprint, error_code, error_message, result, status, body, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+
+-- name: DeleteExpiredIdempotencyRecords :execrows
+DELETE FROM idempotency_keys
+WHERE created_at <= sqlc.arg(not_after);
