@@ -85,7 +85,10 @@ type attempt struct {
 	fingerprint []byte
 	idem        *Idempotency
 	at          time.Time
-	stored      bool
+	// The outcome once stored; it is the caller's only once its transaction commits.
+	stored bool
+	status int
+	body   []byte
 }
 
 type attemptKey struct{}
@@ -177,7 +180,10 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		if serr := s.write(ctx, func(q *queries.Queries) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
 			return zero, serr
 		}
+	default:
+		return result, err
 	}
+	idem.Status, idem.Body = a.status, a.body // committed
 	return result, err
 }
 
@@ -220,6 +226,10 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 	}
 	// An expired record of this key makes way; so, once a minute, do all expired ones.
 	notAfter := formatTime(a.at.Add(-s.idempotencyTTL))
+	if err := q.DeleteExpiredIdempotencyKey(ctx, queries.DeleteExpiredIdempotencyKeyParams{
+		Scope: a.scope, Key: a.key, NotAfter: notAfter}); err != nil {
+		return err
+	}
 	if s.purgeDue(a.at) {
 		if _, err := q.DeleteExpiredIdempotencyRecords(ctx, notAfter); err != nil {
 			return err
@@ -232,8 +242,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		}
 		return err
 	}
-	a.stored = true
-	a.idem.Status, a.idem.Body = int(rec.Status.Int64), rec.Body
+	a.stored, a.status, a.body = true, int(rec.Status.Int64), rec.Body
 	return nil
 }
 

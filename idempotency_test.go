@@ -133,6 +133,21 @@ func TestIdempotency(t *testing.T) {
 		if page, _ := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{}); page.TotalRecords != 2 {
 			t.Errorf("%d users, want 2: the key expired", page.TotalRecords)
 		}
+		// An expired key is free again even between the once-a-minute purges.
+		kctx, _ = keyed("k2") // stored at 61m, just after a purge
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+			t.Fatal(err)
+		}
+		set(now().Add(59*time.Minute + 30*time.Second))
+		kctx, _ = keyed("k3") // a purge at 120m30s, k2 not expired yet
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+			t.Fatal(err)
+		}
+		set(now().Add(42 * time.Second)) // k2 expired at 121m; the next purge is not due
+		kctx, idem = keyed("k2")
+		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+			t.Errorf("an expired key between purges: %v, replayed %v", err, idem.Replayed)
+		}
 	})
 
 	t.Run("OKConcurrent", func(t *testing.T) {

@@ -81,6 +81,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.currentRuleSetStmt, err = db.PrepareContext(ctx, currentRuleSet); err != nil {
 		return nil, fmt.Errorf("error preparing query CurrentRuleSet: %w", err)
 	}
+	if q.deleteExpiredIdempotencyKeyStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyKey); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyKey: %w", err)
+	}
 	if q.deleteExpiredIdempotencyRecordsStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyRecords); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyRecords: %w", err)
 	}
@@ -242,6 +245,11 @@ func (q *Queries) Close() error {
 	if q.currentRuleSetStmt != nil {
 		if cerr := q.currentRuleSetStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing currentRuleSetStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredIdempotencyKeyStmt != nil {
+		if cerr := q.deleteExpiredIdempotencyKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredIdempotencyKeyStmt: %w", cerr)
 		}
 	}
 	if q.deleteExpiredIdempotencyRecordsStmt != nil {
@@ -407,6 +415,7 @@ type Queries struct {
 	createWalletStmt                    *sql.Stmt
 	currentExchangeRatesStmt            *sql.Stmt
 	currentRuleSetStmt                  *sql.Stmt
+	deleteExpiredIdempotencyKeyStmt     *sql.Stmt
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
 	getIdempotencyRecordStmt            *sql.Stmt
@@ -453,6 +462,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createWalletStmt:                    q.createWalletStmt,
 		currentExchangeRatesStmt:            q.currentExchangeRatesStmt,
 		currentRuleSetStmt:                  q.currentRuleSetStmt,
+		deleteExpiredIdempotencyKeyStmt:     q.deleteExpiredIdempotencyKeyStmt,
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
 		getIdempotencyRecordStmt:            q.getIdempotencyRecordStmt,

@@ -10,3 +10,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 -- name: DeleteExpiredIdempotencyRecords :execrows
 DELETE FROM idempotency_keys
 WHERE created_at <= sqlc.arg(not_after);
+
+-- name: DeleteExpiredIdempotencyKey :exec
+DELETE FROM idempotency_keys
+WHERE scope = sqlc.arg(scope) AND key = sqlc.arg(key) AND created_at <= sqlc.arg(not_after);

@@ -42,6 +42,22 @@ func (q *Queries) CreateIdempotencyRecord(ctx context.Context, arg CreateIdempot
 	return err
 }
 
+const deleteExpiredIdempotencyKey = `-- name: DeleteExpiredIdempotencyKey :exec
+DELETE FROM idempotency_keys
+WHERE scope = ?1 AND key = ?2 AND created_at <= ?3
+`
+
+type DeleteExpiredIdempotencyKeyParams struct {
+	Scope    string
+	Key      string
+	NotAfter string
+}
+
+func (q *Queries) DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error {
+	_, err := q.exec(ctx, q.deleteExpiredIdempotencyKeyStmt, deleteExpiredIdempotencyKey, arg.Scope, arg.Key, arg.NotAfter)
+	return err
+}
+
 const deleteExpiredIdempotencyRecords = `-- name: DeleteExpiredIdempotencyRecords :execrows
 DELETE FROM idempotency_keys
 WHERE created_at <= ?1
