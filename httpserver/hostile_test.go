@@ -29,6 +29,12 @@ import (
 
 // hostileServer is a handler over a fresh store with one platform.
 func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
+	svc, platform := freshService(tb)
+	return httpserver.New(svc, nil), platform
+}
+
+// freshService is a service over a fresh store with one platform.
+func freshService(tb testing.TB) (*payments.Service, payments.PlatformCredentials) {
 	tb.Helper()
 	ctx := context.Background()
 	svc, err := payments.Open(ctx, filepath.Join(tb.TempDir(), "payments.db"), payments.Options{})
@@ -40,7 +46,7 @@ func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return httpserver.New(svc, nil), platform
+	return svc, platform
 }
 
 func signedCreateUser(platform payments.PlatformCredentials, body []byte) *http.Request {
@@ -80,15 +86,7 @@ func BenchmarkHostile(b *testing.B) {
 // must not be measurably slower (or faster) than a known one.
 func BenchmarkAuthTiming(b *testing.B) {
 	ctx := context.Background()
-	svc, err := payments.Open(ctx, filepath.Join(b.TempDir(), "payments.db"), payments.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { svc.Close() })
-	platform, err := svc.CreatePlatform(ctx, "Probe", payments.Sandbox)
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc, platform := freshService(b)
 	email := "ada@example.com"
 	user, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada", Email: &email})
 	if err != nil {
