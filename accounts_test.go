@@ -134,6 +134,33 @@ func TestAddBankAccount(t *testing.T) {
 		}
 	})
 
+	t.Run("OKNullMeansAbsent", func(t *testing.T) {
+		// Every optional field null, as a client of the FastAPI service sends them: stored
+		// and answered as if left out (the holder is the user, is_default not given).
+		raw := `{"user_id":"` + u.UserID.String() + `","bank_name":"Chase","account_number":"40020000",
+			"routing_number":"021000021","account_type":"PERSONAL_CHECKING","account_holder_name":null,
+			"nick_name":null,"bank_address":null,"city":null,"state":null,"zip":null,"country":null,
+			"account_holder_address":null,"account_holder_city":null,"account_holder_state":null,
+			"account_holder_zip":null,"account_holder_country":null,"is_default":null}`
+		got, err := svc.AddBankAccount(ctx, p.PlatformID, decoded[payments.NewBankAccount](t, svc, "accounts_add", body(raw)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		absent := mustAccount(t, svc, p.PlatformID, newAccount(u.UserID, "40030000"))
+		got.AccountID, got.AccountNumber = absent.AccountID, absent.AccountNumber
+		if g, w := canonicalJSON(t, got), canonicalJSON(t, absent); g != w {
+			t.Errorf("with nulls:\n got %s\nwant %s (the fields left out)", g, w)
+		}
+		if got.IsDefault || got.AccountHolderName != "Ada Lovelace" || got.BankNickName != nil {
+			t.Errorf("account = %+v", got)
+		}
+		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE account_number = '40020000' AND is_default = 0
+			AND account_holder_name = 'Ada Lovelace' AND coalesce(nick_name, bank_address, city, state, zip, country,
+			account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country) IS NULL`); n != 1 {
+			t.Error("the optional fields sent as null are not stored as NULL")
+		}
+	})
+
 	t.Run("OKUserIDOtherForm", func(t *testing.T) {
 		in := newAccount(u.UserID, "4001")
 		in.UserID = strings.ToUpper(in.UserID)
@@ -318,6 +345,20 @@ func TestDecode_AccountsAdd(t *testing.T) {
 		{"ErrRoutingNumberMissing", js(with("routing_number", nil)), fieldErrors{missing(with("routing_number", nil), "body", "routing_number")}},
 		{"ErrAccountTypeMissing", js(with("account_type", nil)), fieldErrors{missing(with("account_type", nil), "body", "account_type")}},
 		{"ErrExtraField", js(with("balance", 100)), fieldErrors{extra(100, "body", "balance")}},
+		// Null means absent on the optional fields; a required field still wants its type.
+		{"OKEveryOptionalNull", body(`{"user_id":"` + id + `","bank_name":"Chase","account_number":"123456789",
+			"routing_number":"021000021","account_type":"PERSONAL_CHECKING","account_holder_name":null,"nick_name":null,
+			"bank_address":null,"city":null,"state":null,"zip":null,"country":null,"account_holder_address":null,
+			"account_holder_city":null,"account_holder_state":null,"account_holder_zip":null,
+			"account_holder_country":null,"is_default":null}`), nil},
+		{"ErrEveryRequiredNull", body(`{"user_id":null,"bank_name":null,"account_number":null,"routing_number":null,
+			"account_type":null,"is_default":null}`), fieldErrors{
+			stringType(nil, "body", "user_id"),
+			stringType(nil, "body", "bank_name"),
+			stringType(nil, "body", "account_number"),
+			stringType(nil, "body", "routing_number"),
+			enumErr(accountTypes, nil, "body", "account_type"),
+		}},
 		{"ErrIsDefaultNotBoolean", js(with("is_default", []any{true})), fieldErrors{boolErr([]any{true}, "body", "is_default")}},
 		{"ErrAccountNumberNotString", js(with("account_number", 123456789)), fieldErrors{stringType(123456789, "body", "account_number")}},
 		{"ErrAccountTypeNotString", js(with("account_type", 1)), fieldErrors{enumErr(accountTypes, 1, "body", "account_type")}},
@@ -404,6 +445,22 @@ func TestAddBankAccount_Default(t *testing.T) {
 		}
 		wantDefault(t, bob.UserID, a.AccountID)
 		wantDefault(t, u.UserID, fourth.AccountID) // another user's default is untouched
+	})
+
+	t.Run("OKIsDefaultNullIsNotGiven", func(t *testing.T) {
+		// null is is_default left out: the first account is the default, a later one not.
+		dan := mustUser(t, svc, p.PlatformID, "Dan", "dan@example.com")
+		withNull := func(number string) payments.NewBankAccount {
+			return decoded[payments.NewBankAccount](t, svc, "accounts_add", body(`{"user_id":"`+dan.UserID.String()+
+				`","bank_name":"Chase","account_number":"`+number+`","routing_number":"021000021",
+				"account_type":"PERSONAL_CHECKING","is_default":null}`))
+		}
+		first := mustAccount(t, svc, p.PlatformID, withNull("30000001"))
+		second := mustAccount(t, svc, p.PlatformID, withNull("30000002"))
+		if !first.IsDefault || second.IsDefault {
+			t.Errorf("is_default %v, %v; want true, false", first.IsDefault, second.IsDefault)
+		}
+		wantDefault(t, dan.UserID, first.AccountID)
 	})
 
 	t.Run("OKConcurrent", func(t *testing.T) {

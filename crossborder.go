@@ -26,7 +26,8 @@ type PayeeBank struct {
 }
 
 // NewPayeeBank is the body of Add Payee Bank. Its limits live in
-// schema/payee_banks_add.json and in the destination country's payee rules.
+// schema/payee_banks_add.json and in the destination country's payee rules. A field left
+// nil is absent, as a JSON null is: a mandatory one of the country is missing.
 type NewPayeeBank struct {
 	PayeeID         string  `json:"payee_id"`
 	BankNickName    *string `json:"bank_nick_name,omitempty"`
@@ -36,7 +37,11 @@ type NewPayeeBank struct {
 	IdentifierType  *string `json:"identifier_type,omitempty"`
 	IdentifierValue *string `json:"identifier_value,omitempty"`
 	PayoutBankID    *string `json:"payout_bank_id,omitempty"`
+
+	sent *sentBody // the body it was decoded from, for the country rules' 422
 }
+
+func (b *NewPayeeBank) keepSent(s *sentBody) { b.sent = s }
 
 // providerAccountTypes maps bank_acc_type to the payout provider's account type code.
 var providerAccountTypes = map[string]string{"savings": "AHO", "current": "CTE", "no_needed": "NON"}
@@ -125,9 +130,11 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		if err != nil {
 			return err
 		}
+		// The country rules see the body without its nulls (a null is a field left out);
+		// a mandatory field missing shows the body as sent.
 		doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}, "body": body}
 		if err := rules.validate(payeeBankRequest, doc, nil); err != nil {
-			return err
+			return missingShows(err, in.sent.or(body))
 		}
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

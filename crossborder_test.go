@@ -410,6 +410,72 @@ func TestAddPayeeBank(t *testing.T) {
 	})
 }
 
+// Null means absent (issue 9): a field sent as null is a field left out, for the request's
+// schema and for the destination country's rules alike. A field a country does not list
+// may be sent as null; a mandatory one sent as null is missing, and its entry shows the
+// body as the client sent it, nulls included.
+func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
+	ctx := context.Background()
+	w := newCBWorld(t)
+	db := rawDB(t, w.path)
+	// bank decodes an Add Payee Bank body as the HTTP layer does; fields are JSON members.
+	bank := func(fields string) (payments.NewPayeeBank, object) {
+		raw := `{"payee_id":"` + w.payeeID + `",` + fields + `}`
+		var sent object
+		if err := json.Unmarshal([]byte(raw), &sent); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		req := payments.Request{Path: map[string]string{"user_id": w.userID}, Body: []byte(raw)}
+		return decoded[payments.NewPayeeBank](t, w.svc, "payee_banks_add", req), sent
+	}
+
+	for _, tc := range []struct {
+		name, withNulls, without string
+	}{
+		{"IN", `"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":"` + ifscOK +
+			`","identifier_type":null,"bank_nick_name":null,"payout_bank_id":null`,
+			`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":"` + ifscOK + `"`},
+		{"GBFieldsNotListed", `"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_type":null,
+			"identifier_value":null,"payout_bank_id":null,"bank_nick_name":null`,
+			`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current"`},
+		{"PKOptionalBankID", `"account_number":"` + ibanPK + `","country":"PK","bank_acc_type":"savings","payout_bank_id":null`,
+			`"account_number":"` + ibanPK + `","country":"PK","bank_acc_type":"savings"`},
+	} {
+		t.Run("OK/"+tc.name, func(t *testing.T) {
+			in, _ := bank(tc.withNulls)
+			got, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			absentIn, _ := bank(tc.without)
+			absent, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, absentIn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got.BankID, got.CreatedAt, got.UpdatedAt = absent.BankID, absent.CreatedAt, absent.UpdatedAt
+			if g, w := canonicalJSON(t, got), canonicalJSON(t, absent); g != w {
+				t.Errorf("with nulls:\n got %s\nwant %s (the fields left out)", g, w)
+			}
+			if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE bank_nick_name IS NULL AND payout_bank_id IS NULL
+				AND country = ?`, in.Country); n != 2 {
+				t.Errorf("%d banks of %s stored without nick name and bank id, want 2", n, in.Country)
+			}
+		})
+	}
+
+	t.Run("ErrMandatoryNullIsMissing", func(t *testing.T) {
+		in, sent := bank(`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		assertFields(t, err, fieldErrors{missing(sent, "body", "identifier_value")})
+	})
+
+	t.Run("ErrOthersBesideNull", func(t *testing.T) {
+		in, _ := bank(`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		assertFields(t, err, fieldErrors{ruleValueError("identifier_type is not accepted for GB", "IFSC", "body", "identifier_type")})
+	})
+}
+
 func TestDeletePayeeBank(t *testing.T) {
 	ctx := context.Background()
 	now, setNow := fixedClock(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
@@ -601,6 +667,32 @@ func TestAddPayeeAddress(t *testing.T) {
 		}
 	})
 
+	t.Run("OKNullMeansAbsent", func(t *testing.T) {
+		// The address JSON of paymentsd address add: every optional field null is stored
+		// and answered as if left out (last_name shown as null).
+		req := payments.Request{Path: map[string]string{"user_id": w.userID, "payee_id": w.payeeID},
+			Body: []byte(`{"name":"Ravi","last_name":null,"address_line_1":"1 Main St","address_line_2":null,
+				"company_name":null,"city":"Pune","state":"MH","zipcode":"411001","country":"IN",
+				"address_type":null,"is_default":null}`)}
+		a, err := w.svc.AddPayeeAddress(ctx, w.userID, w.payeeID, decoded[payments.NewPayeeAddress](t, w.svc, "addresses_add", req))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.LastName != nil || a.Name != "Ravi" || a.City != "Pune" {
+			t.Errorf("address = %+v", a)
+		}
+		wantAddressRecord(t, a)
+		var line2, company, addressType sql.NullString
+		var isDefault int
+		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = ?`,
+			a.ID.String()).Scan(&line2, &company, &addressType, &isDefault); err != nil {
+			t.Fatal(err)
+		}
+		if line2.Valid || company.Valid || addressType.Valid || isDefault != 0 {
+			t.Errorf("stored %v %v %v %d", line2, company, addressType, isDefault)
+		}
+	})
+
 	t.Run("ErrNotFound", func(t *testing.T) {
 		otherUser, otherPayee := w.other(t, "grace@example.com")
 		for name, ids := range map[string][2]string{
@@ -631,6 +723,35 @@ func TestAddPayeeAddress(t *testing.T) {
 		if strings.Join(locs, "|") != want {
 			t.Errorf("fields %s, want %s", strings.Join(locs, "|"), want)
 		}
+	})
+}
+
+// The address JSON as an operator writes it: null means absent on the optional fields, a
+// required field still wants its type, and address_type's literals never list null.
+func TestDecode_AddressesAdd(t *testing.T) {
+	id := uuid.NewString()
+	address := func(fields string) payments.Request {
+		return payments.Request{Path: map[string]string{"user_id": id, "payee_id": id}, Body: []byte(`{` + fields + `}`)}
+	}
+	const required = `"name":"Ravi","address_line_1":"1 Main St","city":"Pune","state":"MH","zipcode":"411001","country":"IN"`
+	addressTypes := "'residential', 'business' or 'mailing'"
+	runDecodeCases(t, "addresses_add", []decodeCase{
+		{"OK", address(required), nil},
+		{"OKEveryOptionalNull", address(required + `,"last_name":null,"address_line_2":null,"company_name":null,
+			"address_type":null,"is_default":null`), nil},
+		{"ErrEveryRequiredNull", address(`"name":null,"address_line_1":null,"city":null,"state":null,"zipcode":null,
+			"country":null,"last_name":null`), fieldErrors{
+			stringType(nil, "body", "name"),
+			stringType(nil, "body", "address_line_1"),
+			stringType(nil, "body", "city"),
+			stringType(nil, "body", "state"),
+			stringType(nil, "body", "zipcode"),
+			stringType(nil, "body", "country"),
+		}},
+		{"ErrAddressType", address(required + `,"address_type":"home"`), fieldErrors{enumErr(addressTypes, "home", "body", "address_type")}},
+		{"ErrAddressTypeNumber", address(required + `,"address_type":1`), fieldErrors{enumErr(addressTypes, 1, "body", "address_type")}},
+		{"ErrLastNameEmpty", address(required + `,"last_name":""`), fieldErrors{tooShort(1, "", "body", "last_name")}},
+		{"ErrIsDefaultNotBoolean", address(required + `,"is_default":"yes"`), fieldErrors{boolErr("yes", "body", "is_default")}},
 	})
 }
 

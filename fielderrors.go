@@ -209,6 +209,8 @@ func (v *validator) describe(keyword string, node map[string]any, value any) (in
 	return rank, fe
 }
 
+// typeError is the entry of a value of the wrong type, named after the first of the types
+// the schema allows: an optional field's ["string", "null"] reports string_type.
 func typeError(types []any) (typ, msg string) {
 	want, _ := types[0].(string)
 	switch want {
@@ -227,13 +229,17 @@ func typeError(types []any) (typ, msg string) {
 }
 
 // literalList writes allowed values as pydantic does: 'a', 'b' or 'c' (numbers unquoted).
+// A null among them is left out: it is how an optional field's schema accepts null, and
+// pydantic names only the literals of an Optional[Literal[...]].
 func literalList(values []any) string {
-	parts := make([]string, len(values))
-	for i, v := range values {
-		if s, ok := v.(string); ok {
-			parts[i] = "'" + s + "'"
-		} else {
-			parts[i] = fmt.Sprint(v)
+	parts := make([]string, 0, len(values))
+	for _, v := range values {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			parts = append(parts, "'"+v+"'")
+		default:
+			parts = append(parts, fmt.Sprint(v))
 		}
 	}
 	if len(parts) < 2 {

@@ -71,6 +71,16 @@ func mustUser(tb testing.TB, svc *payments.Service, platformID uuid.UUID, name, 
 
 func ptr[T any](v T) *T { return &v }
 
+// decoded decodes a JSON body of the named request, as the HTTP layer does, into a T.
+func decoded[T any](tb testing.TB, svc *payments.Service, schema string, req payments.Request) T {
+	tb.Helper()
+	var in T
+	if err := svc.Decode(schema, req, &in); err != nil {
+		tb.Fatalf("Decode %s %s: %v", schema, req.Body, err)
+	}
+	return in
+}
+
 // rawDB opens the database file directly, to check what the service stored.
 func rawDB(tb testing.TB, path string) *sql.DB {
 	tb.Helper()

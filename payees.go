@@ -19,13 +19,17 @@ type Payee struct {
 	CreatedAt        time.Time `json:"created_at"`
 }
 
-// NewPayee is the body of Create Payee.
+// NewPayee is the body of Create Payee. A field left nil is absent, as a JSON null is.
 type NewPayee struct {
 	Name             string  `json:"name"`
 	Email            *string `json:"email,omitempty"`
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
+
+	sent *sentBody // the body it was decoded from, for the contact rule's 422
 }
+
+func (p *NewPayee) keepSent(b *sentBody) { p.sent = b }
 
 // PayeeRename is the body of Update Payee.
 type PayeeRename struct {
@@ -61,7 +65,7 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 	if err != nil {
 		return Payee{}, err
 	}
-	if err := checkContact(body, false); err != nil {
+	if err := checkContact(in.sent.or(body), false); err != nil {
 		return Payee{}, err
 	}
 	p := Payee{

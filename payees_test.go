@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -95,6 +96,49 @@ func TestCreatePayee(t *testing.T) {
 			if got.Name != tc.in.Name || canonicalJSON(t, got.Email) != canonicalJSON(t, tc.in.Email) ||
 				canonicalJSON(t, got.Phone) != canonicalJSON(t, tc.in.Phone) {
 				t.Errorf("payee = %+v, want the fields of %+v", got, tc.in)
+			}
+		})
+	}
+
+	// Null means absent, as in the FastAPI service: stored NULL and answered null, and a
+	// contact rule failure shows the body as the client sent it, nulls included.
+	for _, tc := range []struct {
+		name, raw string
+		want      fieldErrors // nil: created
+	}{
+		{"OKAllNull", `{"name":"Hermit","email":null,"phone_country_code":null,"phone":null}`, nil},
+		{"OKEmailWithNullPhone", `{"name":"Priya","email":"priya@example.com","phone_country_code":null,"phone":null}`, nil},
+		{"OKPhoneWithNullEmail", `{"name":"Priya","email":null,"phone_country_code":"+91","phone":"9876543210"}`, nil},
+		{"ErrPhoneWithNullCode", `{"name":"Priya","phone":"9876543210","phone_country_code":null}`,
+			fieldErrors{ruleValueErr(object{"name": "Priya", "phone": "9876543210", "phone_country_code": nil}, "body")}},
+		{"ErrCodeWithNullPhone", `{"name":"Priya","phone":null,"phone_country_code":"+91"}`,
+			fieldErrors{ruleValueErr(object{"name": "Priya", "phone": nil, "phone_country_code": "+91"}, "body")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := decoded[payments.NewPayee](t, svc, "payees_create", body(tc.raw))
+			got, err := svc.CreatePayee(ctx, caller, in)
+			if tc.want != nil {
+				assertRuleFields(t, err, tc.want)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sent map[string]*string
+			if err := json.Unmarshal([]byte(tc.raw), &sent); err != nil {
+				t.Fatal(err)
+			}
+			if canonicalJSON(t, got.Email) != canonicalJSON(t, sent["email"]) || canonicalJSON(t, got.Phone) != canonicalJSON(t, sent["phone"]) ||
+				canonicalJSON(t, got.PhoneCountryCode) != canonicalJSON(t, sent["phone_country_code"]) {
+				t.Errorf("payee = %s, want the contact of %s", canonicalJSON(t, got), tc.raw)
+			}
+			var email, code, phone sql.NullString
+			if err := db.QueryRow(`SELECT email, phone_country_code, phone FROM payees WHERE id = ?`, got.PayeeID.String()).
+				Scan(&email, &code, &phone); err != nil {
+				t.Fatal(err)
+			}
+			if email.Valid != (got.Email != nil) || code.Valid != (got.PhoneCountryCode != nil) || phone.Valid != (got.Phone != nil) {
+				t.Errorf("stored %v %v %v for %s", email, code, phone, tc.raw)
 			}
 		})
 	}

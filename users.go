@@ -31,15 +31,20 @@ type User struct {
 	CreatedAt        time.Time `json:"created_at"`
 }
 
-// NewUser is the body of Create User.
+// NewUser is the body of Create User. A field left nil is absent, as a JSON null is.
 type NewUser struct {
 	Name             string  `json:"name"`
 	Email            *string `json:"email,omitempty"`
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
+
+	sent *sentBody // the body it was decoded from, for the contact rule's 422
 }
 
-// ListUsersParams is the body of List Users; zero values mean the defaults (10 rows, page 1).
+func (u *NewUser) keepSent(b *sentBody) { u.sent = b }
+
+// ListUsersParams is the body of List Users; zero values mean the defaults (10 rows, page 1),
+// as a JSON null or a field left out does.
 type ListUsersParams struct {
 	RowsPerPage int `json:"rows_per_page,omitempty"`
 	PageNo      int `json:"page_no,omitempty"`
@@ -64,11 +69,12 @@ func userFromRow(r queries.User) User {
 }
 
 // checkContact applies the contact rule of users and payees: a phone number goes with its
-// country code, and (for users) there is at least one way to reach the person.
+// country code, and (for users) there is at least one way to reach the person. A member
+// that is null is absent.
 func checkContact(body map[string]any, required bool) error {
-	_, hasEmail := body["email"]
-	_, hasPhone := body["phone"]
-	_, hasCode := body["phone_country_code"]
+	hasEmail := body["email"] != nil
+	hasPhone := body["phone"] != nil
+	hasCode := body["phone_country_code"] != nil
 	switch {
 	case hasPhone != hasCode:
 		return invalid(ruleError(body, "phone and phone_country_code must be given together", "body"))
@@ -96,7 +102,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 	if err != nil {
 		return User{}, err
 	}
-	if err := checkContact(body, true); err != nil {
+	if err := checkContact(in.sent.or(body), true); err != nil {
 		return User{}, err
 	}
 	u := User{

@@ -86,6 +86,31 @@ func TestCreateUser(t *testing.T) {
 		}
 	})
 
+	t.Run("OKNullMeansAbsent", func(t *testing.T) {
+		// A client of the FastAPI service sends null for what it leaves out: stored and
+		// answered as if the fields were not there.
+		path := filepath.Join(t.TempDir(), "payments.db")
+		svc := mustOpenFile(t, path)
+		p := mustPlatform(t, svc)
+		in := decoded[payments.NewUser](t, svc, "users_create",
+			body(`{"name":"Ada","email":"ada@example.com","phone_country_code":null,"phone":null}`))
+		u, err := svc.CreateUser(ctx, p.PlatformID, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Email == nil || *u.Email != "ada@example.com" || u.PhoneCountryCode != nil || u.Phone != nil {
+			t.Errorf("user = %+v, want phone and its code absent", u)
+		}
+		got, err := svc.GetUser(ctx, p.PlatformID, u.UserID.String())
+		if err != nil || canonicalJSON(t, got) != canonicalJSON(t, u) {
+			t.Errorf("GetUser = %+v, %v; want %+v", got, err, u)
+		}
+		if n := queryInt(t, rawDB(t, path), `SELECT count(*) FROM users WHERE id = ? AND phone IS NULL AND phone_country_code IS NULL`,
+			u.UserID.String()); n != 1 {
+			t.Error("phone stored as something other than NULL")
+		}
+	})
+
 	t.Run("OKPwIDPerPlatform", func(t *testing.T) {
 		// Each platform numbers its own users 1, 2, 3: a platform learns nothing of how
 		// many users another has.
@@ -284,6 +309,25 @@ func TestListUsers(t *testing.T) {
 			t.Errorf("listed:\n%s\nwant, as created:\n%s", names(all), names(created))
 		}
 	})
+
+	// A client of the FastAPI service may send null for either: the default, as for {}.
+	for _, tc := range []struct {
+		name, raw, want string
+	}{
+		{"OKNullsAreDefaults", `{"rows_per_page":null,"page_no":null}`, wantNames(1, 10)},
+		{"OKNullRowsPerPage", `{"rows_per_page":null,"page_no":2}`, wantNames(11, 20)},
+		{"OKNullPageNo", `{"rows_per_page":20,"page_no":null}`, wantNames(1, 20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page, err := svc.ListUsers(ctx, a.PlatformID, decoded[payments.ListUsersParams](t, svc, "users_list", body(tc.raw)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(page.Records); got != tc.want || page.TotalRecords != 25 {
+				t.Errorf("records %s (total %d), want %s", got, page.TotalRecords, tc.want)
+			}
+		})
+	}
 
 	t.Run("ErrRowsPerPage", func(t *testing.T) {
 		_, err := svc.ListUsers(ctx, a.PlatformID, payments.ListUsersParams{RowsPerPage: 15})

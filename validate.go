@@ -165,8 +165,10 @@ func objectKeys(raw []byte) []string {
 }
 
 // Decode validates req against the named request schema and, when it passes, decodes the
-// body into dst (which may be nil). It returns a CodeInvalid *Error carrying the API's 422
-// entries.
+// body into dst (which may be nil): a null member decodes as the field left out. A value
+// with rules beyond JSON Schema (NewUser, NewPayee, NewPayeeBank) also keeps the body as
+// sent, which their 422 entries show. It returns a CodeInvalid *Error carrying the API's
+// 422 entries.
 func (s *Service) Decode(name string, req Request, dst any) error {
 	doc := map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}
 	if len(req.Body) > 0 {
@@ -185,8 +187,28 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 		if err := json.Unmarshal(req.Body, dst); err != nil {
 			return fmt.Errorf("payments: decode %s body after validation: %w", name, err)
 		}
+		if k, ok := dst.(keepsSentBody); ok {
+			fields, _ := doc["body"].(map[string]any)
+			k.keepSent(&sentBody{fields: fields})
+		}
 	}
 	return nil
+}
+
+// sentBody is the body a request value was decoded from, as the client sent it, nulls
+// included: what the 422 of a rule beyond JSON Schema shows as its input, as pydantic
+// shows the model's input. A value a Go caller builds has none, and shows itself encoded.
+type sentBody struct{ fields map[string]any }
+
+// keepsSentBody is a request value whose rules show the body as sent; Decode hands it over.
+type keepsSentBody interface{ keepSent(*sentBody) }
+
+// or returns the body as sent, or encoded (the body check returned) when there is none.
+func (b *sentBody) or(encoded map[string]any) map[string]any {
+	if b == nil {
+		return encoded
+	}
+	return b.fields
 }
 
 // check validates what a Go caller passed to an operation: path and query parameters and
@@ -232,6 +254,19 @@ func ruleError(input any, msg string, loc ...any) FieldError {
 		Input: input,
 		Ctx:   map[string]any{"error": map[string]any{}},
 	}
+}
+
+// missingShows makes the missing entries of err show input, the enclosing body.
+func missingShows(err error, input map[string]any) error {
+	var e *Error
+	if errors.As(err, &e) {
+		for i := range e.Fields {
+			if e.Fields[i].Type == "missing" {
+				e.Fields[i].Input = input
+			}
+		}
+	}
+	return err
 }
 
 func decodeJSON(raw []byte) (any, error) {

@@ -2,9 +2,12 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +132,16 @@ func TestDecode_UsersCreate(t *testing.T) {
 			missing(object{"email": "ada@example.com"}, "body", "name")}},
 		{"ErrNameType", body(`{"name":5}`), fieldErrors{stringType(5, "body", "name")}},
 		{"ErrNameNull", body(`{"name":null}`), fieldErrors{stringType(nil, "body", "name")}},
+
+		// Null means absent on an optional field (the contact rule, which runs after the
+		// schema, is not Decode's); a required one still wants its type.
+		{"OKOptionalNull", body(`{"name":"Ada","email":null,"phone_country_code":null,"phone":null}`), nil},
+		{"ErrNameNullOptionalNull", body(`{"name":null,"email":null}`), fieldErrors{stringType(nil, "body", "name")}},
+		{"OKNullBesideValue", body(`{"name":"Ada","email":"ada@example.com","phone":null}`), nil},
+		{"ErrOthersReportedBesideNull", body(`{"name":"","email":null,"phone_country_code":null,"phone":"x"}`), fieldErrors{
+			tooShort(1, "", "body", "name"),
+			patternMismatch(`^[0-9]+$`, "x", "body", "phone"),
+		}},
 		{"ErrNameEmpty", body(`{"name":""}`), fieldErrors{tooShort(1, "", "body", "name")}},
 		{"ErrNameTooLong", body(`{"name":"` + long + `"}`), fieldErrors{tooLong(100, long, "body", "name")}},
 		{"ErrPhoneCountryCodeTooLong", body(`{"name":"a","phone_country_code":"+12345","phone":"1"}`), fieldErrors{
@@ -196,10 +209,13 @@ func TestDecode_UsersList(t *testing.T) {
 	runDecodeCases(t, "users_list", []decodeCase{
 		{"OKEmpty", body(`{}`), nil},
 		{"OKLimits", body(`{"rows_per_page":100,"page_no":2147483647}`), nil},
+		{"OKNull", body(`{"rows_per_page":null,"page_no":null}`), nil},
+		{"OKNullBesideValue", body(`{"rows_per_page":20,"page_no":null}`), nil},
 		{"ErrRowsPerPageString", body(`{"rows_per_page":"10"}`), fieldErrors{intType("10", "body", "rows_per_page")}},
 		{"ErrRowsPerPageFraction", body(`{"rows_per_page":10.0}`), fieldErrors{intType(10.0, "body", "rows_per_page")}},
 		{"ErrRowsPerPageExponent", body(`{"rows_per_page":1e1}`), fieldErrors{intType(10.0, "body", "rows_per_page")}},
 		{"ErrPageNoFraction", body(`{"page_no":1.0}`), fieldErrors{intType(1.0, "body", "page_no")}},
+		// The schema's enumeration holds null (null means absent); the message does not.
 		{"ErrRowsPerPageLiteral", body(`{"rows_per_page":15}`), fieldErrors{rowsLiteral}},
 		{"ErrPageNoZero", body(`{"page_no":0}`), fieldErrors{pageZero}},
 		{"ErrPageNoTooLarge", body(`{"page_no":2147483648}`), fieldErrors{{Type: "less_than_equal",
@@ -293,22 +309,32 @@ func assertFields(t *testing.T, err error, want fieldErrors) {
 
 func TestDecode_FillsDestination(t *testing.T) {
 	svc := mustOpen(t)
-	var got payments.NewUser
-	err := svc.Decode("users_create", body(`{"phone":"2079460000","name":"Ada","phone_country_code":"+44"}`), &got)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := payments.NewUser{Name: "Ada", Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("decoded %+v, want %+v", got, want)
+	for _, raw := range []string{
+		`{"phone":"2079460000","name":"Ada","phone_country_code":"+44"}`,
+		`{"phone":"2079460000","name":"Ada","phone_country_code":"+44","email":null}`, // null: absent
+	} {
+		var got payments.NewUser
+		if err := svc.Decode("users_create", body(raw), &got); err != nil {
+			t.Fatal(err)
+		}
+		// Compared as JSON: a decoded value also keeps the body as sent, unexported.
+		if got.Email != nil || canonicalJSON(t, got) != canonicalJSON(t, want) {
+			t.Errorf("%s decoded %+v, want %+v", raw, got, want)
+		}
 	}
 
-	var params payments.ListUsersParams
-	if err := svc.Decode("users_list", body(`{"page_no":3,"rows_per_page":20}`), &params); err != nil {
-		t.Fatal(err)
-	}
-	if params != (payments.ListUsersParams{RowsPerPage: 20, PageNo: 3}) {
-		t.Errorf("decoded %+v", params)
+	for raw, want := range map[string]payments.ListUsersParams{
+		`{"page_no":3,"rows_per_page":20}`:      {RowsPerPage: 20, PageNo: 3},
+		`{"page_no":null,"rows_per_page":null}`: {}, // the defaults, as for {}
+	} {
+		var params payments.ListUsersParams
+		if err := svc.Decode("users_list", body(raw), &params); err != nil {
+			t.Fatal(err)
+		}
+		if params != want {
+			t.Errorf("%s decoded %+v, want %+v", raw, params, want)
+		}
 	}
 
 	// A failing request leaves the destination alone.
@@ -384,6 +410,35 @@ func TestCreateUser_ContactRule(t *testing.T) {
 		})
 	}
 
+	// Null means absent: a contact given as null is no contact. The entry shows the body
+	// as the client sent it, nulls included, as pydantic shows the model's input.
+	for _, tc := range []struct {
+		name string
+		raw  string
+	}{
+		{"ErrPhoneWithNullCode", `{"name":"Ada","phone":"2079460000","phone_country_code":null}`},
+		{"ErrCodeWithNullPhone", `{"name":"Ada","email":"ada@example.com","phone_country_code":"+44","phone":null}`},
+		{"ErrNullEmailNoContact", `{"name":"Ada","email":null}`},
+		{"ErrAllNullNoContact", `{"name":"Ada","email":null,"phone_country_code":null,"phone":null}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var in payments.NewUser
+			if err := svc.Decode("users_create", body(tc.raw), &in); err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			_, err := svc.CreateUser(ctx, p.PlatformID, in)
+			e := errorOf(t, err, payments.CodeInvalid)
+			var sent object
+			json.Unmarshal([]byte(tc.raw), &sent)
+			if len(e.Fields) != 1 || e.Fields[0].Type != "value_error" || canonicalJSON(t, e.Fields[0].Loc) != `["body"]` {
+				t.Fatalf("fields = %s, want one value_error at body", canonicalJSON(t, e.Fields))
+			}
+			if g, w := canonicalJSON(t, e.Fields[0].Input), canonicalJSON(t, sent); g != w {
+				t.Errorf("input %s, want the body as sent %s", g, w)
+			}
+		})
+	}
+
 	t.Run("SchemaBeforeRule", func(t *testing.T) {
 		// A body failing the schema is reported as such, not as a contact problem.
 		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: ""})
@@ -403,5 +458,109 @@ func TestCreateUser_ContactRule(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+
+	for name, raw := range map[string]string{
+		"OKEmailWithNullPhone": `{"name":"Ada","email":"ada3@example.com","phone":null,"phone_country_code":null}`,
+		"OKPhoneWithNullEmail": `{"name":"Ada","email":null,"phone":"2079460000","phone_country_code":"+44"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			var in payments.NewUser
+			if err := svc.Decode("users_create", body(raw), &in); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.CreateUser(ctx, p.PlatformID, in); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Null means absent (issue 9): on every optional body field of every request schema, a
+// JSON null is accepted as the field left out; on a required field it is pydantic's error
+// for the field's type (string_type, int_type, bool_type; literal_error for a literal).
+// The schema files are read from disk: the test follows them as they grow.
+func TestDecode_NullMeansAbsent(t *testing.T) {
+	svc := mustOpen(t)
+	files, err := filepath.Glob("schema/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("schema files: %v %v", files, err)
+	}
+	typeErrors := map[string]payments.FieldError{
+		"string":  stringType(nil),
+		"integer": intType(nil),
+		"boolean": boolErr(nil),
+	}
+	seen := 0
+	for _, file := range files {
+		var schema struct {
+			Properties struct {
+				Body struct {
+					Type       any                       `json:"type"`
+					Properties map[string]map[string]any `json:"properties"`
+					Required   []string                  `json:"required"`
+				} `json:"body"`
+			} `json:"properties"`
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &schema); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		b := schema.Properties.Body
+		if b.Type != "object" { // defs.json, and the rules file (an array)
+			continue
+		}
+		for field, prop := range b.Properties {
+			seen++
+			required := slices.Contains(b.Required, field)
+			t.Run(name+"/"+field, func(t *testing.T) {
+				// Other fields fail (missing, mostly) at their own loc: only this one matters.
+				at := func(raw string) (entries fieldErrors) {
+					err := svc.Decode(name, body(raw), nil)
+					if err == nil {
+						return nil
+					}
+					for _, f := range errorOf(t, err, payments.CodeInvalid).Fields {
+						if len(f.Loc) == 2 && f.Loc[0] == "body" && f.Loc[1] == field {
+							entries = append(entries, f)
+						}
+					}
+					return entries
+				}
+				got := at(`{"` + field + `":null}`)
+				if !required {
+					if len(got) != 0 {
+						t.Errorf("null on optional %s: %s, want accepted", field, canonicalJSON(t, got))
+					}
+					return
+				}
+				var want payments.FieldError
+				switch typ := prop["type"].(type) {
+				case string:
+					want = typeErrors[typ]
+				case nil: // a literal: its values, as pydantic lists them
+					values := prop["enum"].([]any)
+					quoted := make([]string, len(values))
+					for i, v := range values {
+						quoted[i] = "'" + v.(string) + "'"
+					}
+					expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+					want = enumErr(expected, nil)
+				default:
+					t.Fatalf("required %s has type %v: a required field has one type, never null", field, typ)
+				}
+				want.Loc = loc("body", field)
+				if canonicalJSON(t, got) != canonicalJSON(t, fieldErrors{want}) {
+					t.Errorf("null on required %s:\n got %s\nwant %s", field, canonicalJSON(t, got), canonicalJSON(t, fieldErrors{want}))
+				}
+			})
+		}
+	}
+	if seen < 40 {
+		t.Errorf("%d body fields checked: the schema files were not read as expected", seen)
 	}
 }

@@ -75,7 +75,8 @@ var addressAddCommand = &command{
 	summary: "Store a payee's cross-border address, read as JSON from stdin, and print the API's record of it.",
 	usage:   "[-db F] -user USER_ID -payee PAYEE_ID < address.json",
 	details: "The JSON object has name, last_name, address_line_1, address_line_2, company_name, city, state, " +
-		"zipcode, country, address_type and is_default; it is validated as strictly as an API body. " +
+		"zipcode, country, address_type and is_default; it is validated as strictly as an API body " +
+		"(an optional field may be null, which is the field left out). " +
 		"The printed record, like the API's, leaves out address_line_2, company_name, is_default and address_type.",
 	run: runAddressAdd,
 }

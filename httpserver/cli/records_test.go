@@ -145,12 +145,35 @@ func TestAddressAdd(t *testing.T) {
 		}
 	})
 
+	t.Run("OKNullMeansAbsent", func(t *testing.T) {
+		// The address record shows last_name as "string or null": null is accepted on
+		// every optional field, stored as if the field were left out.
+		in := `{"name":"Ravi","last_name":null,"address_line_1":"1 Main St","address_line_2":null,"company_name":null,
+			"city":"Pune","state":"MH","zipcode":"411001","country":"IN","address_type":null,"is_default":null}`
+		r := run(t, in, args()...)
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
+		}
+		var a printedAddress
+		decodeLine(t, r.stdout, &a)
+		if a.LastName != nil || !strings.Contains(r.stdout, `"last_name":null`) {
+			t.Errorf("printed %s", r.stdout)
+		}
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM payee_addresses WHERE id = ? AND is_default = 0
+			AND coalesce(last_name, address_line_2, company_name, address_type) IS NULL`, a.ID.String()).Scan(&n); err != nil || n != 1 {
+			t.Errorf("the nulls were not stored as fields left out (%d, %v)", n, err)
+		}
+	})
+
 	failures := []struct {
 		name  string
 		stdin string
 		args  []string
 		want  []string
 	}{
+		{"RequiredNull", strings.Replace(fullAddressJSON, `"Bengaluru"`, `null`, 1), nil,
+			[]string{"body.city: Input should be a valid string"}},
 		{"UnknownField", `{"name":"Ravi","address_line_1":"a","city":"c","state":"s","zipcode":"1","country":"IN","nickname":"R"}`, nil,
 			[]string{"paymentsd address add: ", "body.nickname: Extra inputs are not permitted"}},
 		{"ContactIDGiven", strings.Replace(fullAddressJSON, "{", `{"contact_id": "x",`, 1), nil,
