@@ -57,13 +57,23 @@ type Options struct {
 	Now func() time.Time
 	// NewID returns a new id; default a time-ordered (version 7) UUID.
 	NewID func() uuid.UUID
+	// TimestampTolerance is how far X-Timestamp may be from Now, either way, for a
+	// platform that requires signed timestamps; whole seconds, at least one. Default
+	// DefaultTimestampTolerance.
+	TimestampTolerance time.Duration
 }
+
+// DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
+// leave TimestampTolerance zero: 300 seconds either way of its clock.
+const DefaultTimestampTolerance = 300 * time.Second
 
 // Service is an open payments store. It is safe for concurrent use.
 type Service struct {
 	env   Environment
 	now   func() time.Time
 	newID func() uuid.UUID
+	// window is the signed-timestamp tolerance in whole seconds, either way of now.
+	window int64
 
 	// writer is capped at one connection with immediate transactions, so writers queue
 	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
@@ -114,6 +124,14 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	}
 	if s.newID == nil {
 		s.newID = newV7
+	}
+	switch tol := opts.TimestampTolerance; {
+	case tol == 0:
+		s.window = int64(DefaultTimestampTolerance / time.Second)
+	case tol < time.Second || tol%time.Second != 0:
+		return nil, Errorf(CodeInvalid, "timestamp tolerance %v: want whole seconds, at least 1s", tol)
+	default:
+		s.window = int64(tol / time.Second)
 	}
 	var err error
 	if s.schemas, err = newValidator(); err != nil {
