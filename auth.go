@@ -9,6 +9,9 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"hash"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,7 +23,8 @@ import (
 const (
 	HeaderPlatformID = "X-Platform-ID"
 	HeaderSignature  = "X-Signature"
-	HeaderAPIKey     = "X-Api-Key" // #nosec G101 -- a header's name, not a credential
+	HeaderTimestamp  = "X-Timestamp" // platforms that require signed timestamps
+	HeaderAPIKey     = "X-Api-Key"   // #nosec G101 -- a header's name, not a credential
 	HeaderAPISecret  = "X-Api-Secret"
 )
 
@@ -29,14 +33,28 @@ type Platform struct {
 	ID          uuid.UUID   `json:"platform_id"`
 	Name        string      `json:"name"`
 	Environment Environment `json:"environment"`
-	CreatedAt   time.Time   `json:"created_at"`
+	// RequireTimestamp: the platform's requests carry a signed X-Timestamp.
+	RequireTimestamp bool      `json:"require_timestamp"`
+	CreatedAt        time.Time `json:"created_at"`
+}
+
+// PlatformOptions are the settings of a new platform beyond its name and environment.
+// The zero value is a platform of the specification's signing scheme.
+type PlatformOptions struct {
+	// RequireTimestamp makes every request of the platform carry X-Timestamp, its Unix
+	// seconds, covered by the signature (SignTimestamped) and within the service's
+	// TimestampTolerance of its clock. It is set once, at creation.
+	RequireTimestamp bool
 }
 
 // PlatformCredentials is a new platform with its signing secret, shown once.
+// RequireTimestamp is written to JSON only when set, so a platform of the specification's
+// scheme prints {"platform_id","secret","environment"} exactly.
 type PlatformCredentials struct {
-	PlatformID  uuid.UUID   `json:"platform_id"`
-	Secret      string      `json:"secret"`
-	Environment Environment `json:"environment"`
+	PlatformID       uuid.UUID   `json:"platform_id"`
+	Secret           string      `json:"secret"`
+	Environment      Environment `json:"environment"`
+	RequireTimestamp bool        `json:"require_timestamp,omitempty"`
 }
 
 // APIKey is a new user-API credential; the secret is shown once and stored only as a hash.
@@ -53,9 +71,10 @@ type Caller struct {
 
 // platformRecord is what authentication needs of a platform.
 type platformRecord struct {
-	known  bool // false: the decoy that stands in for an unknown id
-	env    Environment
-	secret []byte
+	known            bool // false: the decoy that stands in for an unknown id
+	env              Environment
+	secret           []byte
+	requireTimestamp bool
 }
 
 // StringToSign is the message a platform request's signature covers: the method, the
@@ -73,34 +92,88 @@ func Sign(secret, method, target string, body []byte) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
-var errBadCredentials = &Error{Code: CodeUnauthorized, Message: "Invalid credentials."}
+// StringToSignTimestamped is the message a request of a platform that requires signed
+// timestamps covers: StringToSign followed by timestamp, the X-Timestamp value exactly
+// as sent (Unix seconds in decimal, as Timestamp writes them).
+func StringToSignTimestamped(method, target string, body []byte, timestamp string) string {
+	return StringToSign(method, target, body) + timestamp
+}
+
+// SignTimestamped returns the X-Signature of a request of a platform that requires
+// signed timestamps: hex HMAC-SHA256 of StringToSignTimestamped under the platform's
+// secret. The request sends timestamp as X-Timestamp.
+func SignTimestamped(secret, method, target string, body []byte, timestamp string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(StringToSignTimestamped(method, target, body, timestamp)))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// Timestamp returns the X-Timestamp value for t: its Unix seconds in decimal.
+func Timestamp(t time.Time) string {
+	return strconv.FormatInt(t.Unix(), 10)
+}
+
+var (
+	errBadCredentials = &Error{Code: CodeUnauthorized, Message: "Invalid credentials."}
+	errBadTimestamp   = &Error{Code: CodeUnauthorized, Message: "Malformed header X-Timestamp: want Unix seconds."}
+	errStaleTimestamp = &Error{Code: CodeUnauthorized, Message: "Request timestamp outside the allowed window."}
+)
 
 func missingHeader(name string) *Error {
 	return Errorf(CodeUnauthorized, "Missing header %s.", name)
 }
 
-// AuthenticatePlatform checks a platform request's X-Platform-ID and X-Signature headers
-// against the method, request target (path and query as sent) and body, and returns the
-// platform's id.
+// PlatformRequest is what platform authentication reads of a request: its three
+// authentication headers ("" when absent), method, request target (path and query
+// exactly as sent) and body.
+type PlatformRequest struct {
+	PlatformID string // X-Platform-ID
+	Signature  string // X-Signature
+	Timestamp  string // X-Timestamp
+	Method     string
+	Target     string
+	Body       []byte
+}
+
+// AuthenticatePlatform checks a request without X-Timestamp, the specification's
+// scheme: AuthenticatePlatformRequest with the other fields as given.
+func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signature, method, target string, body []byte) (uuid.UUID, error) {
+	return s.AuthenticatePlatformRequest(ctx, PlatformRequest{
+		PlatformID: platformID, Signature: signature, Method: method, Target: target, Body: body,
+	})
+}
+
+// AuthenticatePlatformRequest checks a platform request's X-Platform-ID and X-Signature
+// headers against the method, request target and body, and returns the platform's id.
+// A platform of the specification's scheme signs StringToSign and X-Timestamp is
+// ignored; a platform that requires timestamps signs StringToSignTimestamped.
 //
-// Past the header checks, a failure costs the same whether or not the platform exists:
-// one HMAC (under a decoy key for an unknown id) and one store lookup that finds nothing,
-// so response times do not tell which platform ids exist.
+// The signature is checked first: only a caller who holds the secret learns that the
+// platform requires a timestamp, or what is wrong with it. Without X-Timestamp, such a
+// platform's request is checked against the specification's form, and a right signature
+// answers that the header is missing.
+//
+// Past the header checks, a failure costs the same whether or not the platform exists
+// and whatever it requires: the HMACs the request calls for (one, or two with
+// X-Timestamp; under a decoy key for an unknown id) and one store lookup that finds
+// nothing, so response times do not tell which platform ids exist.
 //
 // Returns CodeUnauthorized for a missing header, an unknown platform, a platform of the
-// other environment, or a wrong signature, without saying which beyond the missing header.
-func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signature, method, target string, body []byte) (uuid.UUID, error) {
+// other environment, or a wrong signature, without saying which beyond the missing
+// header; and, past a right signature, for a timestamp that is missing, malformed or
+// outside the service's window.
+func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformRequest) (uuid.UUID, error) {
 	switch {
-	case platformID == "":
+	case r.PlatformID == "":
 		return uuid.Nil, missingHeader(HeaderPlatformID)
-	case signature == "":
+	case r.Signature == "":
 		return uuid.Nil, missingHeader(HeaderSignature)
 	}
-	id, err := uuid.Parse(platformID)
+	id, err := uuid.Parse(r.PlatformID)
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
-	sig, err := hex.DecodeString(signature) // either case of hex digits
+	sig, err := hex.DecodeString(r.Signature) // either case of hex digits
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
@@ -110,9 +183,17 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signatur
 			return uuid.Nil, err
 		}
 	}
-	mac := hmac.New(sha256.New, p.secret)
-	mac.Write([]byte(StringToSign(method, target, body)))
-	if hmac.Equal(mac.Sum(nil), sig) && p.known && p.env == s.env {
+	plain, stamped := platformMACs(p.secret, r)
+	want := plain
+	if p.requireTimestamp && stamped != nil {
+		want = stamped
+	}
+	if hmac.Equal(want, sig) && p.known && p.env == s.env {
+		if p.requireTimestamp {
+			if err := s.checkTimestamp(r.Timestamp); err != nil {
+				return uuid.Nil, err
+			}
+		}
 		return id, nil
 	}
 	if cached { // the lookup an unknown id costs
@@ -121,6 +202,61 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signatur
 		}
 	}
 	return uuid.Nil, errBadCredentials
+}
+
+// platformMACs returns the HMACs under key of the request's string to sign in the
+// specification's form and, when the request carries X-Timestamp, in the timestamped
+// form (nil otherwise). Both are computed whatever the platform requires: what
+// authentication costs depends on the request alone, never on the platform's record.
+func platformMACs(key []byte, r PlatformRequest) (plain, stamped []byte) {
+	msg := []byte(StringToSign(r.Method, r.Target, r.Body))
+	mac := hmac.New(sha256.New, key)
+	mac.Write(msg)
+	if r.Timestamp != "" {
+		// The timestamped form extends the plain one: go on from a copy of its state.
+		var ext hash.Hash
+		if c, ok := mac.(hash.Cloner); ok {
+			if clone, err := c.Clone(); err == nil {
+				ext = clone
+			}
+		}
+		if ext == nil {
+			ext = hmac.New(sha256.New, key)
+			ext.Write(msg)
+		}
+		ext.Write([]byte(r.Timestamp))
+		stamped = ext.Sum(nil)
+	}
+	return mac.Sum(nil), stamped
+}
+
+// checkTimestamp checks the X-Timestamp of a request whose signature is right, for a
+// platform that requires one: present, an integer, and at most the service's window
+// away from its clock, either way (exactly the window is accepted).
+func (s *Service) checkTimestamp(value string) error {
+	if value == "" {
+		return missingHeader(HeaderTimestamp)
+	}
+	ts, ok := parseTimestamp(value)
+	if !ok {
+		return errBadTimestamp
+	}
+	now := s.now().Unix()
+	if ts < now-s.window || ts > now+s.window {
+		return errStaleTimestamp
+	}
+	return nil
+}
+
+// parseTimestamp reads Unix seconds written in decimal: an optional minus sign and
+// digits, nothing else (no "+", spaces or fraction), within int64.
+func parseTimestamp(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	ts, err := strconv.ParseInt(s, 10, 64)
+	return ts, err == nil
 }
 
 // loadPlatform reads a platform's authentication record from the store and caches it. An
@@ -137,7 +273,8 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	if err != nil {
 		return platformRecord{}, err
 	}
-	p := platformRecord{known: true, env: Environment(row.Environment), secret: []byte(row.Secret)}
+	p := platformRecord{known: true, env: Environment(row.Environment), secret: []byte(row.Secret),
+		requireTimestamp: row.RequireTimestamp != 0}
 	s.platforms.put(id, p)
 	return p, nil
 }
@@ -238,11 +375,20 @@ func (d *decoys) absent(id uuid.UUID) uuid.UUID {
 }
 
 // CreatePlatform registers a platform of the given environment (the service's own when
-// empty) and issues its signing secret.
+// empty) and issues its signing secret. At most one PlatformOptions may follow; without
+// one, the platform signs by the specification's scheme.
 //
 // Returns CodeInvalid for an empty name, a name that is not text (see the "text" format),
-// or an unknown environment.
-func (s *Service) CreatePlatform(ctx context.Context, name string, env Environment) (PlatformCredentials, error) {
+// an unknown environment, or more than one PlatformOptions.
+func (s *Service) CreatePlatform(ctx context.Context, name string, env Environment, opts ...PlatformOptions) (PlatformCredentials, error) {
+	var opt PlatformOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		opt = opts[0]
+	default:
+		return PlatformCredentials{}, Errorf(CodeInvalid, "CreatePlatform takes at most one PlatformOptions, not %d.", len(opts))
+	}
 	if env == "" {
 		env = s.env
 	}
@@ -255,14 +401,20 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if problem := textProblem(name); problem != "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "Invalid platform name: %s.", problem)
 	}
-	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env}
+	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env,
+		RequireTimestamp: opt.RequireTimestamp}
+	var requireTimestamp int64
+	if opt.RequireTimestamp {
+		requireTimestamp = 1
+	}
 	err := s.write(ctx, func(q *queries.Queries) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
-			ID:          creds.PlatformID.String(),
-			Name:        name,
-			Environment: string(env),
-			Secret:      creds.Secret,
-			CreatedAt:   formatTime(s.Now()),
+			ID:               creds.PlatformID.String(),
+			Name:             name,
+			Environment:      string(env),
+			Secret:           creds.Secret,
+			RequireTimestamp: requireTimestamp,
+			CreatedAt:        formatTime(s.Now()),
 		})
 	})
 	if err != nil {

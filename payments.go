@@ -57,16 +57,26 @@ type Options struct {
 	Now func() time.Time
 	// NewID returns a new id; default a time-ordered (version 7) UUID.
 	NewID func() uuid.UUID
+	// TimestampTolerance is how far X-Timestamp may be from Now, either way, for a
+	// platform that requires signed timestamps; whole seconds, at least one. Default
+	// DefaultTimestampTolerance.
+	TimestampTolerance time.Duration
 	// IdempotencyTTL is how long an idempotency key is remembered (see Idempotency);
 	// default DefaultIdempotencyTTL, 24 hours.
 	IdempotencyTTL time.Duration
 }
+
+// DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
+// leave TimestampTolerance zero: 300 seconds either way of its clock.
+const DefaultTimestampTolerance = 300 * time.Second
 
 // Service is an open payments store. It is safe for concurrent use.
 type Service struct {
 	env   Environment
 	now   func() time.Time
 	newID func() uuid.UUID
+	// window is the signed-timestamp tolerance in whole seconds, either way of now.
+	window int64
 
 	// writer is capped at one connection with immediate transactions, so writers queue
 	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
@@ -127,6 +137,14 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	}
 	if s.idempotencyTTL = opts.IdempotencyTTL; s.idempotencyTTL <= 0 {
 		s.idempotencyTTL = DefaultIdempotencyTTL
+	}
+	switch tol := opts.TimestampTolerance; {
+	case tol == 0:
+		s.window = int64(DefaultTimestampTolerance / time.Second)
+	case tol < time.Second || tol%time.Second != 0:
+		return nil, Errorf(CodeInvalid, "timestamp tolerance %v: want whole seconds, at least 1s", tol)
+	default:
+		s.window = int64(tol / time.Second)
 	}
 	var err error
 	if s.schemas, err = newValidator(); err != nil {

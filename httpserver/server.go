@@ -56,7 +56,7 @@ type server struct {
 type authKind int
 
 const (
-	platformAPI authKind = iota // X-Platform-ID and X-Signature
+	platformAPI authKind = iota // X-Platform-ID and X-Signature (and X-Timestamp)
 	userAPI                     // X-Api-Key and X-Api-Secret
 )
 
@@ -102,8 +102,14 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 		c := &call{req: payments.Request{Path: map[string]string{}, Query: map[string]string{}}}
 		switch auth {
 		case platformAPI:
-			c.platform, err = s.svc.AuthenticatePlatform(ctx, r.Header.Get(payments.HeaderPlatformID),
-				r.Header.Get(payments.HeaderSignature), r.Method, r.RequestURI, raw)
+			c.platform, err = s.svc.AuthenticatePlatformRequest(ctx, payments.PlatformRequest{
+				PlatformID: r.Header.Get(payments.HeaderPlatformID),
+				Signature:  r.Header.Get(payments.HeaderSignature),
+				Timestamp:  r.Header.Get(payments.HeaderTimestamp),
+				Method:     r.Method,
+				Target:     r.RequestURI,
+				Body:       raw,
+			})
 		case userAPI:
 			c.caller, err = s.svc.AuthenticateAPIKey(ctx, r.Header.Get(payments.HeaderAPIKey), r.Header.Get(payments.HeaderAPISecret))
 		}

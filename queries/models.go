@@ -147,12 +147,13 @@ type PayeeRuleSet struct {
 }
 
 type Platform struct {
-	ID          string
-	Name        string
-	Environment string
-	Secret      string
-	UserCount   int64
-	CreatedAt   string
+	ID               string
+	Name             string
+	Environment      string
+	Secret           string
+	UserCount        int64
+	CreatedAt        string
+	RequireTimestamp int64
 }
 
 type User struct {

@@ -1,9 +1,9 @@
 -- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, created_at)
-VALUES (?, ?, ?, ?, ?);
+INSERT INTO platforms (id, name, environment, secret, require_timestamp, created_at)
+VALUES (?, ?, ?, ?, ?, ?);
 
 -- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at
+SELECT id, name, environment, secret, user_count, created_at, require_timestamp
 FROM platforms
 WHERE id = ?;
 

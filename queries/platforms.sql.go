@@ -21,16 +21,17 @@ func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64
 }
 
 const createPlatform = `-- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, created_at)
-VALUES (?, ?, ?, ?, ?)
+INSERT INTO platforms (id, name, environment, secret, require_timestamp, created_at)
+VALUES (?, ?, ?, ?, ?, ?)
 `
 
 type CreatePlatformParams struct {
-	ID          string
-	Name        string
-	Environment string
-	Secret      string
-	CreatedAt   string
+	ID               string
+	Name             string
+	Environment      string
+	Secret           string
+	RequireTimestamp int64
+	CreatedAt        string
 }
 
 func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) error {
@@ -39,13 +40,14 @@ func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) 
 		arg.Name,
 		arg.Environment,
 		arg.Secret,
+		arg.RequireTimestamp,
 		arg.CreatedAt,
 	)
 	return err
 }
 
 const getPlatform = `-- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at
+SELECT id, name, environment, secret, user_count, created_at, require_timestamp
 FROM platforms
 WHERE id = ?
 `
@@ -60,6 +62,7 @@ func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) 
 		&i.Secret,
 		&i.UserCount,
 		&i.CreatedAt,
+		&i.RequireTimestamp,
 	)
 	return i, err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -15,13 +16,14 @@ import (
 // The administrative commands call the library directly, as an operator would through
 // the command line: none of them is part of the HTTP surface.
 
-// cmdPlatform: platform create NAME [-env sandbox|production]
+// cmdPlatform: platform create NAME [-env sandbox|production] [-require-timestamp]
 func cmdPlatform(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) == 0 || args[0] != "create" {
 		usage(ts, "platform")
 	}
 	var name string
 	var env payments.Environment
+	var opts payments.PlatformOptions
 	haveName := false
 	for rest := args[1:]; len(rest) > 0; rest = rest[1:] {
 		switch {
@@ -31,6 +33,8 @@ func cmdPlatform(ts *testscript.TestScript, neg bool, args []string) {
 				usagef(ts, "platform", "unknown environment %q", rest[1])
 			}
 			env, rest = e, rest[1:]
+		case rest[0] == "-require-timestamp" && !opts.RequireTimestamp:
+			opts.RequireTimestamp = true
 		case !haveName && (rest[0] == "" || rest[0][0] != '-'):
 			name, haveName = rest[0], true
 		default:
@@ -41,7 +45,7 @@ func cmdPlatform(ts *testscript.TestScript, neg bool, args []string) {
 		usagef(ts, "platform", "NAME is missing")
 	}
 	st := getState(ts)
-	creds, err := st.svc.CreatePlatform(context.Background(), name, env)
+	creds, err := st.svc.CreatePlatform(context.Background(), name, env, opts)
 	if !done(ts, neg, "platform create", err) {
 		return
 	}
@@ -76,26 +80,37 @@ func cmdVerify(ts *testscript.TestScript, neg bool, args []string) {
 	printJSON(ts, map[string]any{"user_id": args[0], "verified": true})
 }
 
-// cmdRestart: restart [-env sandbox|production]
+// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION]
 func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "restart", "")
-	env := payments.Sandbox
-	switch len(args) {
-	case 0:
-	case 2:
-		e, err := payments.ParseEnvironment(args[1])
-		if args[0] != "-env" || err != nil {
-			usagef(ts, "restart", "unexpected %q", args)
+	opts := payments.Options{Environment: payments.Sandbox}
+	envGiven := false
+	for rest := args; len(rest) > 0; rest = rest[2:] {
+		if len(rest) < 2 {
+			usagef(ts, "restart", "%s needs a value", rest[0])
 		}
-		env = e
-	default:
-		usagef(ts, "restart", "unexpected %q", args)
+		switch {
+		case rest[0] == "-env" && !envGiven:
+			e, err := payments.ParseEnvironment(rest[1])
+			if err != nil {
+				usagef(ts, "restart", "unknown environment %q", rest[1])
+			}
+			opts.Environment, envGiven = e, true
+		case rest[0] == "-timestamp-tolerance" && opts.TimestampTolerance == 0:
+			d, err := time.ParseDuration(rest[1])
+			if err != nil || d < time.Second || d%time.Second != 0 {
+				usagef(ts, "restart", "-timestamp-tolerance %q: want whole seconds, at least 1s (30s, 5m)", rest[1])
+			}
+			opts.TimestampTolerance = d
+		default:
+			usagef(ts, "restart", "unexpected %q", rest[0])
+		}
 	}
 	st := getState(ts)
 	if err := st.stop(); err != nil {
 		ts.Fatalf("restart: closing the store: %v", err)
 	}
-	if err := st.start(env); err != nil {
+	if err := st.start(opts); err != nil {
 		ts.Fatalf("restart: %v", err)
 	}
 	ts.Setenv("URL", st.srv.URL)

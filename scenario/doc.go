@@ -19,11 +19,13 @@
 //
 // # Administration (through the library, as an operator would)
 //
-//	platform create NAME [-env sandbox|production]
+//	platform create NAME [-env sandbox|production] [-require-timestamp]
 //
 // Creates a platform (of the server's environment unless -env says otherwise), prints
 // {"platform_id","secret","environment"} and sets $PLATFORM_ID and $PLATFORM_SECRET, the
-// credentials call uses by default.
+// credentials call uses by default. With -require-timestamp the platform's requests must
+// carry a signed X-Timestamp (see call -timestamp), and the JSON ends with
+// "require_timestamp":true.
 //
 //	apikey USER_ID
 //
@@ -54,21 +56,27 @@
 // Replaces the payee rules with the JSON array in the script's FILE and prints how many
 // were loaded; a faulty file changes nothing.
 //
-//	restart [-env sandbox|production]
+//	restart [-env sandbox|production] [-timestamp-tolerance DURATION]
 //
 // Stops the server and closes the database, then opens the same file again and serves
 // it in the given environment (sandbox by default) at a new $URL: what survives was
-// stored. The last response is forgotten.
+// stored. The last response is forgotten. -timestamp-tolerance sets how far X-Timestamp
+// may be from the server's clock (whole seconds: 30s, 5m; 300s unless given).
 //
 // # Requests
 //
-//	call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]
+//	call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-timestamp T] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]
 //
 // Sends a platform request to $URL+TARGET (the path and query, sent byte for byte), with
 // X-Platform-ID $PLATFORM_ID and X-Signature computed from $PLATFORM_SECRET, and prints
 // the response body (the status line goes to stderr). -platform and -secret change the
 // credentials, -sig sends the given signature instead, -nosign sends neither header; an
-// empty -platform or -sig leaves out just that header. BODYFILE is a file of the script;
+// empty -platform or -sig leaves out just that header. -timestamp T sends X-Timestamp
+// and signs it with the request (the form a platform created with -require-timestamp
+// verifies). T is now, the Unix seconds of the server's clock when the command runs;
+// now-DURATION or now+DURATION, that far from it in whole seconds (now-400s, now+5m);
+// or anything else, sent and signed exactly as written (1700000000, or a malformed
+// value such as yesterday). BODYFILE is a file of the script;
 // the body is its content without its one trailing newline, with $VARS expanded when
 // -expand is given. A body is sent as application/json unless -type says otherwise; an
 // empty -type sends no Content-Type. -header adds a header, and may be repeated. The
@@ -81,10 +89,12 @@
 // $API_SECRET; -key and -secret change them, an empty one leaves out that header, and
 // -nokey leaves out both.
 //
-//	sign [-secret S] [-upper] [-expand] VAR METHOD TARGET [BODYFILE]
+//	sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]
 //
 // Sets $VAR to the X-Signature of that request under $PLATFORM_SECRET (or S), in upper
 // case hex with -upper: with call -sig, it sends a request signed for another one.
+// -timestamp T signs the timestamped form with T as call reads it; now is read when
+// sign runs, so a later call -timestamp now may send another second.
 //
 // # The last response
 //

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -102,15 +103,24 @@ func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
 	secret := fs.String("secret", ts.Getenv("PLATFORM_SECRET"), "")
 	sig := fs.String("sig", "", "")
 	nosign := fs.Bool("nosign", false, "")
+	stamp := fs.String("timestamp", "", "")
 	pos, set := parseFlags(ts, "call", fs, args)
 	t := parseTarget(ts, "call", pos, rf.expand)
+	timestamp := timestampValue(ts, "call", *stamp, set["timestamp"])
 
 	auth := http.Header{}
+	if timestamp != "" {
+		auth.Set(payments.HeaderTimestamp, timestamp)
+	}
 	if !*nosign {
 		if *platformID != "" {
 			auth.Set(payments.HeaderPlatformID, *platformID)
 		}
-		if !set["sig"] {
+		switch {
+		case set["sig"]:
+		case timestamp != "":
+			*sig = payments.SignTimestamped(*secret, t.method, t.target, t.body, timestamp)
+		default:
 			*sig = payments.Sign(*secret, t.method, t.target, t.body)
 		}
 		if *sig != "" {
@@ -118,6 +128,32 @@ func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	send(ts, t, auth, rf, set["type"])
+}
+
+// timestampValue returns the X-Timestamp value that -timestamp T stands for ("" when the
+// flag is not given): now, the Unix seconds of the service's clock; now+DURATION or
+// now-DURATION, that far from it (whole seconds: now-400s, now+5m); anything else is the
+// value itself, sent and signed as written (1795341600, or a malformed one).
+func timestampValue(ts *testscript.TestScript, name, t string, given bool) string {
+	if !given {
+		return ""
+	}
+	if t == "" {
+		usagef(ts, name, "-timestamp needs a value: now, now-400s, or the value to send")
+	}
+	offset, relative := strings.CutPrefix(t, "now")
+	if !relative {
+		return t
+	}
+	var d time.Duration
+	if offset != "" {
+		var err error
+		d, err = time.ParseDuration(offset)
+		if err != nil || (offset[0] != '+' && offset[0] != '-') || d%time.Second != 0 {
+			usagef(ts, name, "-timestamp %q: want now, now+DURATION or now-DURATION in whole seconds (now-400s), or the value to send", t)
+		}
+	}
+	return payments.Timestamp(getState(ts).svc.Now().Add(d))
 }
 
 // cmdUserAPI: a user-API request.
@@ -186,19 +222,23 @@ func send(ts *testscript.TestScript, t target, auth http.Header, rf requestFlags
 	}
 }
 
-// cmdSign: sign [-secret S] [-upper] [-expand] VAR METHOD TARGET [BODYFILE]
+// cmdSign: sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]
 func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sign", "")
 	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
 	secret := fs.String("secret", ts.Getenv("PLATFORM_SECRET"), "")
 	upper := fs.Bool("upper", false, "")
+	stamp := fs.String("timestamp", "", "")
 	expand := fs.Bool("expand", false, "")
-	pos, _ := parseFlags(ts, "sign", fs, args)
+	pos, set := parseFlags(ts, "sign", fs, args)
 	if len(pos) < 1 || pos[0] == "" {
 		usage(ts, "sign")
 	}
 	t := parseTarget(ts, "sign", pos[1:], *expand)
 	sig := payments.Sign(*secret, t.method, t.target, t.body)
+	if timestamp := timestampValue(ts, "sign", *stamp, set["timestamp"]); timestamp != "" {
+		sig = payments.SignTimestamped(*secret, t.method, t.target, t.body, timestamp)
+	}
 	if *upper {
 		sig = strings.ToUpper(sig)
 	}

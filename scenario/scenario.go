@@ -63,17 +63,17 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 // them: what a misused command prints, and what the package documentation and the
 // README must show (a test checks that they do).
 var usages = []struct{ name, line string }{
-	{"platform", "platform create NAME [-env sandbox|production]"},
+	{"platform", "platform create NAME [-env sandbox|production] [-require-timestamp]"},
 	{"apikey", "apikey USER_ID"},
 	{"verify", "verify USER_ID"},
 	{"card", "card add USER_ID [-brand BRAND] [-last4 DDDD] [-exp MM/YYYY]"},
 	{"address", "address add USER_ID PAYEE_ID FILE"},
 	{"rates", "rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]"},
 	{"rules", "rules load FILE"},
-	{"restart", "restart [-env sandbox|production]"},
-	{"call", "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
+	{"restart", "restart [-env sandbox|production] [-timestamp-tolerance DURATION]"},
+	{"call", "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-timestamp T] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
 	{"userapi", "userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
-	{"sign", "sign [-secret S] [-upper] [-expand] VAR METHOD TARGET [BODYFILE]"},
+	{"sign", "sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]"},
 	{"status", "status CODE"},
 	{"header", "header NAME VALUE_REGEXP"},
 	{"jsonget", "jsonget VAR PATH"},
@@ -157,7 +157,7 @@ func setup(env *testscript.Env) error {
 		dbPath: filepath.Join(env.WorkDir, "payments.db"),
 		log:    slog.New(slog.NewTextHandler(tLog{env.T()}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
-	if err := st.start(payments.Sandbox); err != nil {
+	if err := st.start(payments.Options{Environment: payments.Sandbox}); err != nil {
 		return err
 	}
 	t := env.T()
@@ -181,8 +181,8 @@ func getState(ts *testscript.TestScript) *state {
 }
 
 // start opens the service on the state's database file and serves it over HTTP.
-func (st *state) start(env payments.Environment) error {
-	svc, err := payments.Open(context.Background(), st.dbPath, payments.Options{Environment: env})
+func (st *state) start(opts payments.Options) error {
+	svc, err := payments.Open(context.Background(), st.dbPath, opts)
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,12 @@ import (
 var platformCreateCommand = &command{
 	name:    "platform create",
 	summary: "Create a platform and print its id, signing secret and environment as JSON.",
-	usage:   "[-db F] [-env sandbox|production] -name NAME",
-	details: "The secret is shown only once: keep it, it signs every platform request.",
-	run:     runPlatformCreate,
+	usage:   "[-db F] [-env sandbox|production] [-require-timestamp] -name NAME",
+	details: `The secret is shown only once: keep it, it signs every platform request.
+With -require-timestamp every request of the platform must carry X-Timestamp (Unix
+seconds) covered by its signature and within the server's -timestamp-tolerance; the
+JSON then also says "require_timestamp":true. It cannot be changed later.`,
+	run: runPlatformCreate,
 }
 
 func runPlatformCreate(ctx context.Context, inv *invocation, args []string) error {
@@ -26,6 +29,7 @@ func runPlatformCreate(ctx context.Context, inv *invocation, args []string) erro
 	db := dbFlag(fs)
 	env := envFlag(fs, "the environment `ENV` the platform's credentials belong to: sandbox or production")
 	name := fs.String("name", "", "the platform's `NAME` (required)")
+	requireTimestamp := fs.Bool("require-timestamp", false, "require a signed X-Timestamp on every request of the platform (see call -timestamp)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
@@ -39,7 +43,7 @@ func runPlatformCreate(ctx context.Context, inv *invocation, args []string) erro
 		return err
 	}
 	return inv.withService(ctx, *db, *env, func(svc *payments.Service) error {
-		creds, err := svc.CreatePlatform(ctx, *name, *env)
+		creds, err := svc.CreatePlatform(ctx, *name, *env, payments.PlatformOptions{RequireTimestamp: *requireTimestamp})
 		if err != nil {
 			return err
 		}
@@ -174,11 +178,11 @@ func parseUserID(what, s string) (uuid.UUID, error) {
 
 // withService opens the database at path for env (the default when empty), runs fn and
 // closes the database, reporting a failure to close as the command's.
-func (inv *invocation) withService(ctx context.Context, path string, env payments.Environment, fn func(*payments.Service) error) (err error) {
+func (inv *invocation) withService(ctx context.Context, path string, env payments.Environment, fn func(*payments.Service) error) error {
 	return inv.withServiceOptions(ctx, path, payments.Options{Environment: env}, fn)
 }
 
-// withServiceOptions is withService with more options than the environment.
+// withServiceOptions is withService with all of the library's options.
 func (inv *invocation) withServiceOptions(ctx context.Context, path string, opts payments.Options, fn func(*payments.Service) error) (err error) {
 	svc, err := payments.Open(ctx, path, opts)
 	if err != nil {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +20,10 @@ import (
 var callCommand = &command{
 	name:    "call",
 	summary: "Sign and send one request to a running server and print the response body.",
-	usage:   "-url URL (-platform ID -secret S | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]",
+	usage:   "-url URL (-platform ID -secret S [-timestamp | -timestamp-at UNIX] | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]",
 	details: `PATH is the request target (path and query) and is sent and signed byte for byte.
+-timestamp sends X-Timestamp, the current Unix time, and signs it with the request, as a
+platform created with -require-timestamp must; -timestamp-at sends UNIX instead.
 BODY is sent as given; @FILE sends the contents of FILE and @- standard input. A non-empty
 body goes with Content-Type: application/json unless a -header sets another.
 The response body is printed as received. Exit status 0 for a 2xx status; otherwise 1,
@@ -37,6 +41,8 @@ func runCall(ctx context.Context, inv *invocation, args []string) error {
 	secret := fs.String("secret", "", "the platform's signing `SECRET` (with -platform)")
 	apiKey := fs.String("api-key", "", "call the user-API with this `KEY` (X-Api-Key)")
 	apiSecret := fs.String("api-secret", "", "the user-API `SECRET` (X-Api-Secret, with -api-key)")
+	stamp := fs.Bool("timestamp", false, "send X-Timestamp, the current Unix time, and sign it (with -platform)")
+	stampAt := fs.Int64("timestamp-at", 0, "send X-Timestamp `UNIX` (seconds) and sign it, instead of the current time (with -platform)")
 	var extra headerFlag
 	fs.Var(&extra, "header", "send the header `'Name: value'` too, replacing one of that name call would send; repeatable")
 	if err := inv.parse(fs, args); err != nil {
@@ -60,6 +66,17 @@ func runCall(ctx context.Context, inv *invocation, args []string) error {
 		return usagef("-platform and -secret go together")
 	case keyed && (*apiKey == "" || *apiSecret == ""):
 		return usagef("-api-key and -api-secret go together")
+	}
+	var timestamp string
+	switch at := isSet(fs, "timestamp-at"); {
+	case *stamp && at:
+		return usagef("give -timestamp or -timestamp-at, not both")
+	case (*stamp || at) && !signed:
+		return usagef("-timestamp and -timestamp-at go with -platform and -secret")
+	case *stamp:
+		timestamp = payments.Timestamp(time.Now())
+	case at:
+		timestamp = strconv.FormatInt(*stampAt, 10)
 	}
 	if n := fs.NArg(); n < 2 || n > 3 {
 		return usagef("want METHOD PATH [BODY]; got %d argument%s", n, plural(n))
@@ -87,10 +104,15 @@ func runCall(ctx context.Context, inv *invocation, args []string) error {
 	if len(body) > 0 {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if signed {
+	switch {
+	case signed && timestamp != "":
+		req.Header.Set(payments.HeaderPlatformID, *platformID)
+		req.Header.Set(payments.HeaderTimestamp, timestamp)
+		req.Header.Set(payments.HeaderSignature, payments.SignTimestamped(*secret, method, target, body, timestamp))
+	case signed:
 		req.Header.Set(payments.HeaderPlatformID, *platformID)
 		req.Header.Set(payments.HeaderSignature, payments.Sign(*secret, method, target, body))
-	} else {
+	default:
 		req.Header.Set(payments.HeaderAPIKey, *apiKey)
 		req.Header.Set(payments.HeaderAPISecret, *apiSecret)
 	}
@@ -238,6 +260,13 @@ func (h *headerFlag) apply(req *http.Request) {
 		}
 		req.Header[name] = values
 	}
+}
+
+// isSet reports whether the flag named name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // isToken reports whether s is an HTTP token (RFC 9110), as methods and header names are.

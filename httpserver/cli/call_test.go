@@ -1,14 +1,17 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -78,6 +81,43 @@ func TestCall(t *testing.T) {
 			t.Errorf("got %+v", r)
 		}
 	})
+	// A platform that requires timestamps, against the real server.
+	stamped, err := svc.CreatePlatform(context.Background(), "Stamped", "", payments.PlatformOptions{RequireTimestamp: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := []string{"POST", "/api/platform/users/list", "{}"}
+	stampedCall := []string{"call", "-url", srv.URL, "-platform", stamped.PlatformID.String(), "-secret", stamped.Secret}
+	unix := func(offset int64) string { return strconv.FormatInt(time.Now().Unix()+offset, 10) }
+	for _, tt := range []struct {
+		name   string
+		args   []string // up to the flags
+		code   int
+		status string
+		want   string
+	}{
+		{"StampedOK", append(stampedCall, "-timestamp"), 0, "", `"totalRecords":0`},
+		{"StampedOKAt", append(stampedCall, "-timestamp-at", unix(-60)), 0, "", `"totalRecords":0`},
+		{"StampedMissing", stampedCall, 1, "HTTP 401 Unauthorized", `"message":"Missing header X-Timestamp."`},
+		{"StampedStale", append(stampedCall, "-timestamp-at", unix(-3600)), 1, "HTTP 401 Unauthorized", `"message":"Request timestamp outside the allowed window."`},
+		{"StampedFuture", append(stampedCall, "-timestamp-at", unix(3600)), 1, "HTTP 401 Unauthorized", `"message":"Request timestamp outside the allowed window."`},
+		// A platform of the specification's scheme ignores X-Timestamp and verifies the
+		// specification's form, which a timestamped signature is not.
+		{"SpecPlatform", append(signed, "-timestamp"), 1, "HTTP 401 Unauthorized", `"message":"Invalid credentials."`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append(append([]string{}, tt.args...), list...)
+			r := run(t, "", args...)
+			wantStderr := ""
+			if tt.status != "" {
+				wantStderr = tt.status + "\n"
+			}
+			if r.code != tt.code || r.stderr != wantStderr {
+				t.Errorf("exit status %d, stderr %q; want %d, %q", r.code, r.stderr, tt.code, wantStderr)
+			}
+			wantOneLine(t, "stdout", r.stdout, tt.want)
+		})
+	}
 	t.Run("APIKey", func(t *testing.T) {
 		r := run(t, "", "call", "-url", srv.URL, "-api-key", uuid.NewString(), "-api-secret", "nope", "POST", "/api/user-api/payee/create", `{"name":"P"}`)
 		if r.code != 1 || r.stderr != "HTTP 401 Unauthorized\n" || !strings.Contains(r.stdout, "Invalid credentials.") {
@@ -143,6 +183,30 @@ func TestCallSends(t *testing.T) {
 				"X-Signature":   payments.Sign("s3cret", "GET", "/a/b%2Fc?x=1&y=%7E&z", nil),
 				"Content-Type":  "",
 				"X-Api-Key":     "",
+				"X-Timestamp":   "",
+			},
+		},
+		{
+			name:       "SignedTimestampAt",
+			args:       []string{"-platform", platform, "-secret", "s3cret", "-timestamp-at", "1795341600", "POST", "/p?q=%2F", `{"a":1}`},
+			status:     200,
+			body:       "ok",
+			wantStdout: "ok\n",
+			wantHeader: map[string]string{
+				"X-Platform-ID": platform,
+				"X-Timestamp":   "1795341600",
+				"X-Signature":   payments.SignTimestamped("s3cret", "POST", "/p?q=%2F", []byte(`{"a":1}`), "1795341600"),
+			},
+		},
+		{
+			name:       "SignedTimestampAtNegative",
+			args:       []string{"-platform", platform, "-secret", "s3cret", "-timestamp-at", "-0005", "GET", "/p"},
+			status:     401,
+			wantCode:   1,
+			wantStdout: "",
+			wantHeader: map[string]string{
+				"X-Timestamp": "-5",
+				"X-Signature": payments.SignTimestamped("s3cret", "GET", "/p", nil, "-5"),
 			},
 		},
 		{
@@ -203,4 +267,22 @@ func TestCallSends(t *testing.T) {
 			}
 		})
 	}
+	// -timestamp sends the current time, and the signature covers it.
+	t.Run("SignedTimestamp", func(t *testing.T) {
+		reply.status, reply.body = 200, ""
+		before := time.Now().Unix()
+		r := run(t, "", "call", "-url", srv.URL, "-platform", platform, "-secret", "s3cret", "-timestamp", "GET", "/p")
+		after := time.Now().Unix()
+		if r.code != 0 {
+			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
+		}
+		ts := got.header.Get("X-Timestamp")
+		n, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil || n < before || n > after {
+			t.Errorf("X-Timestamp %q, want Unix seconds from %d to %d", ts, before, after)
+		}
+		if sig := got.header.Get("X-Signature"); sig != payments.SignTimestamped("s3cret", "GET", "/p", nil, ts) {
+			t.Errorf("X-Signature %s does not sign X-Timestamp %s", sig, ts)
+		}
+	})
 }

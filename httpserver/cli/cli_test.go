@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -124,6 +125,14 @@ func TestUsageErrors(t *testing.T) {
 		{"CallSpaceInPath", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "GET", "/a b"}, "must be percent-encoded"},
 		{"CallBadMethod", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "GE T", "/"}, "is not an HTTP method"},
 		{"CallBadHeader", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-header", "no colon", "GET", "/"}, "want 'Name: value'"},
+		{"CallTimestampTwice", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-timestamp", "-timestamp-at", "1", "GET", "/"}, "give -timestamp or -timestamp-at, not both"},
+		{"CallTimestampAPIKey", []string{"call", "-url", "http://127.0.0.1:1", "-api-key", id, "-api-secret", "s", "-timestamp", "GET", "/"}, "-timestamp and -timestamp-at go with -platform and -secret"},
+		{"CallTimestampAtAPIKey", []string{"call", "-url", "http://127.0.0.1:1", "-api-key", id, "-api-secret", "s", "-timestamp-at", "1", "GET", "/"}, "go with -platform and -secret"},
+		{"CallTimestampAtNotInteger", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-timestamp-at", "now", "GET", "/"}, `invalid value "now" for flag -timestamp-at`},
+		{"ServeToleranceFraction", []string{"serve", "-db", db, "-timestamp-tolerance", "1.5s"}, "-timestamp-tolerance 1.5s: want whole seconds, at least 1s"},
+		{"ServeToleranceZero", []string{"serve", "-db", db, "-timestamp-tolerance", "0s"}, "want whole seconds, at least 1s"},
+		{"ServeToleranceNegative", []string{"serve", "-db", db, "-timestamp-tolerance", "-5m"}, "want whole seconds, at least 1s"},
+		{"ServeToleranceNoUnit", []string{"serve", "-db", db, "-timestamp-tolerance", "300"}, `invalid value "300" for flag -timestamp-tolerance`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,12 +160,12 @@ func TestHelp(t *testing.T) {
 		{[]string{"help"}, []string{"Usage: paymentsd COMMAND"}},
 		{[]string{"help", "-h"}, []string{"Usage: paymentsd COMMAND"}},
 		{[]string{"platform", "-h"}, []string{"Usage: paymentsd COMMAND"}},
-		{[]string{"platform", "create", "-h"}, []string{"Usage: paymentsd platform create [-db F] [-env sandbox|production] -name NAME", "-name NAME", "-db FILE"}},
+		{[]string{"platform", "create", "-h"}, []string{"Usage: paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME", "-name NAME", "-db FILE", "-require-timestamp"}},
 		{[]string{"help", "platform", "create"}, []string{"Usage: paymentsd platform create", "-env ENV"}},
 		{[]string{"apikey", "create", "-help"}, []string{"Usage: paymentsd apikey create [-db F] -user USER_ID", "-user USER_ID"}},
 		{[]string{"user", "verify", "--help"}, []string{"Usage: paymentsd user verify [-db F] USER_ID"}},
-		{[]string{"serve", "-h"}, []string{"Usage: paymentsd serve", "-addr ADDR", "-tls-cert FILE", "-tls-key FILE"}},
-		{[]string{"call", "-h"}, []string{"Usage: paymentsd call -url URL", "-header 'Name: value'", "-api-key KEY"}},
+		{[]string{"serve", "-h"}, []string{"Usage: paymentsd serve", "-addr ADDR", "-tls-cert FILE", "-tls-key FILE", "-timestamp-tolerance DURATION", `(default 5m0s)`}},
+		{[]string{"call", "-h"}, []string{"Usage: paymentsd call -url URL", "-header 'Name: value'", "-api-key KEY", "-timestamp\n", "-timestamp-at UNIX"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -186,6 +195,7 @@ func TestPlatformCreate(t *testing.T) {
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 			}
+			// Exactly the contract's fields: decodeLine refuses any other.
 			var creds struct {
 				PlatformID  uuid.UUID            `json:"platform_id"`
 				Secret      string               `json:"secret"`
@@ -213,6 +223,44 @@ func TestPlatformCreate(t *testing.T) {
 				t.Errorf("in %s: err = %v, want unauthorized", other, err)
 			}
 		})
+	}
+}
+
+// A platform created with -require-timestamp says so, and its requests must carry a
+// signed X-Timestamp.
+func TestPlatformCreateRequireTimestamp(t *testing.T) {
+	ctx := context.Background()
+	db := tempDB(t)
+	r := run(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
+	}
+	var creds struct {
+		PlatformID       uuid.UUID            `json:"platform_id"`
+		Secret           string               `json:"secret"`
+		Environment      payments.Environment `json:"environment"`
+		RequireTimestamp bool                 `json:"require_timestamp"`
+	}
+	decodeLine(t, r.stdout, &creds)
+	if !creds.RequireTimestamp || creds.Environment != payments.Sandbox {
+		t.Fatalf("credentials %+v", creds)
+	}
+	if !strings.HasSuffix(r.stdout, `,"require_timestamp":true}`+"\n") {
+		t.Errorf("stdout %q: want require_timestamp last, after the contract's fields", r.stdout)
+	}
+
+	svc := openDB(t, db, "")
+	const target = "/api/platform/users/list"
+	body := []byte("{}")
+	req := payments.PlatformRequest{PlatformID: creds.PlatformID.String(), Method: "POST", Target: target, Body: body,
+		Signature: payments.Sign(creds.Secret, "POST", target, body)}
+	if _, err := svc.AuthenticatePlatformRequest(ctx, req); payments.ErrorMessage(err) != "Missing header X-Timestamp." {
+		t.Errorf("without X-Timestamp: %v", err)
+	}
+	req.Timestamp = payments.Timestamp(time.Now())
+	req.Signature = payments.SignTimestamped(creds.Secret, "POST", target, body, req.Timestamp)
+	if got, err := svc.AuthenticatePlatformRequest(ctx, req); err != nil || got != creds.PlatformID {
+		t.Errorf("with X-Timestamp: %v, %v", got, err)
 	}
 }
 

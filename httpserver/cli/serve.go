@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
@@ -19,10 +20,12 @@ import (
 var serveCommand = &command{
 	name:    "serve",
 	summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE] [-idempotency-ttl 24h]",
+	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]",
 	details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
-20 seconds for the requests in flight; a second signal ends the program at once.`,
+20 seconds for the requests in flight; a second signal ends the program at once.
+-timestamp-tolerance is how far the X-Timestamp of a platform created with
+-require-timestamp may be from the server's clock, either way: whole seconds, at least 1s.`,
 	run: runServe,
 }
 
@@ -31,6 +34,8 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	db := dbFlag(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on the TCP address `ADDR` (port 0 picks a free port)")
 	env := envFlag(fs, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
+	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance,
+		"accept a signed X-Timestamp at most `DURATION` from the server's clock (platforms created with -require-timestamp)")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs -tls-key")
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert, in `FILE`")
 	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
@@ -43,6 +48,9 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}
 	if (*certFile == "") != (*keyFile == "") {
 		return usagef("-tls-cert and -tls-key go together")
+	}
+	if *tolerance < time.Second || *tolerance%time.Second != 0 {
+		return usagef("-timestamp-tolerance %v: want whole seconds, at least 1s", *tolerance)
 	}
 	if err := noArgs(fs); err != nil {
 		return err
@@ -65,7 +73,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}()
 
 	logger := slog.New(slog.NewJSONHandler(inv.stderr, nil))
-	opts := payments.Options{Environment: *env, IdempotencyTTL: *idempotencyTTL}
+	opts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
 	return inv.withServiceOptions(ctx, *db, opts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
@@ -90,7 +98,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 			Logger:   logger,
 			Ready: func(a net.Addr) {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
-					"environment", string(*env), "db", *db)
+					"environment", string(*env), "db", *db, "timestamp_tolerance", tolerance.String())
 			},
 		})
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -101,7 +102,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("first log line %v, want the hint to create a platform", log[0])
 		}
 		listening := log[len(log)-1]
-		if listening["environment"] != "production" || listening["url"] != "http://"+addr {
+		if listening["environment"] != "production" || listening["url"] != "http://"+addr || listening["timestamp_tolerance"] != "5m0s" {
 			t.Errorf("listening line %v", listening)
 		}
 
@@ -133,6 +134,42 @@ func TestServe(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), "platform create") {
 			t.Errorf("hint printed although a platform exists: %s", stderr)
+		}
+	})
+
+	// -timestamp-tolerance sets the window of the platforms that require timestamps.
+	t.Run("TimestampTolerance", func(t *testing.T) {
+		db := tempDB(t)
+		r := run(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
+		if r.code != 0 {
+			t.Fatalf("platform create: %+v", r)
+		}
+		var creds struct {
+			PlatformID string `json:"platform_id"`
+			Secret     string `json:"secret"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &creds); err != nil {
+			t.Fatal(err)
+		}
+		addr, stderr, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0", "-timestamp-tolerance", "30s")
+		defer stop()
+		log := logLines(t, stderr.String())
+		if got := log[len(log)-1]["timestamp_tolerance"]; got != "30s" {
+			t.Errorf("listening line: timestamp_tolerance %v, want 30s", got)
+		}
+		for _, tc := range []struct {
+			offset int64
+			code   int
+		}{{-20, 0}, {20, 0}, {-40, 1}, {40, 1}} {
+			at := strconv.FormatInt(time.Now().Unix()+tc.offset, 10)
+			r := run(t, "", "call", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
+				"-timestamp-at", at, "POST", "/api/platform/users/list", "{}")
+			if r.code != tc.code {
+				t.Errorf("%+d s: exit status %d, want %d: %s", tc.offset, r.code, tc.code, r.stdout)
+			}
+			if tc.code != 0 && !strings.Contains(r.stdout, "Request timestamp outside the allowed window.") {
+				t.Errorf("%+d s: %s", tc.offset, r.stdout)
+			}
 		}
 	})
 

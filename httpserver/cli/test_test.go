@@ -144,6 +144,8 @@ func TestTestReportsMisuse(t *testing.T) {
 		"json.txtar":    {"platform create Acme\ncall POST /api/platform/users/list empty.json\njson totalRecords\n", "usage: json PATH EXPECTED"},
 		"card.txtar":    {"card add 7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41 -exp 2030-12\n", "-exp wants MM/YYYY"},
 		"noreply.txtar": {"status 200\n", "no response yet"},
+		"stamp.txtar": {"platform create Acme -require-timestamp\ncall -timestamp now-1.5s POST /api/platform/users/list empty.json\n",
+			`call: -timestamp "now-1.5s": want now, now+DURATION or now-DURATION in whole seconds (now-400s), or the value to send`},
 		"unknown.txtar": {"stauts 200\n", `unknown command "stauts" (did you mean "status"?)`},
 		"missing.txtar": {"platform create Acme\ncall POST /api/platform/users/list empty.json\njson records.0.name Ada\n",
 			"no value at records.0.name: records has 0 elements: no index 0\n        expected: Ada\n        response body:\n          {\n            \"success\": true,"},
@@ -208,6 +210,6 @@ func TestTestHelp(t *testing.T) {
 	wantContains(t, "help", r.stdout,
 		"Usage: paymentsd test [-v] [-run REGEXP] FILE.txtar...",
 		"-run REGEXP",
-		"  platform create NAME [-env sandbox|production]\n",
+		"  platform create NAME [-env sandbox|production] [-require-timestamp]\n",
 		"  cmpjson FILE\n")
 }

@@ -3,15 +3,15 @@
 //
 // Usage:
 //
-//	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-tls-cert FILE -tls-key FILE] [-idempotency-ttl 24h]
-//	paymentsd platform create [-db F] [-env sandbox|production] -name NAME
+//	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]
+//	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
 //	paymentsd card add        [-db F] -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID < address.json
 //	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
 //	paymentsd rules load      [-db F] FILE.json
-//	paymentsd call -url URL (-platform ID -secret S | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
+//	paymentsd call -url URL (-platform ID -secret S [-timestamp | -timestamp-at UNIX] | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //
 // Every command but call and test works on the SQLite file named by -db (default payments.db),
@@ -21,6 +21,10 @@
 // on SIGINT or SIGTERM. call signs a request as a platform (or authenticates it with a
 // user-API key), sends it and prints the response body. test runs scenario scripts (see
 // package scenario) against a fresh server each, and reports the failures.
+//
+// A platform created with -require-timestamp must send X-Timestamp, its Unix seconds,
+// covered by the signature (call -timestamp does both); serve -timestamp-tolerance is
+// how far from the server's clock it may be, either way (default 300s).
 //
 // Exit status: 0 on success, 1 when the operation failed (for call: a status other than
 // 2xx), 2 for bad flags or arguments. Run 'paymentsd -h' or 'paymentsd COMMAND -h' for
