@@ -27,7 +27,7 @@ import (
 //
 //	go test -run '^$' -bench Hostile -benchmem ./httpserver
 
-// hostileServer is a handler over a fresh store with one platform.
+// hostileServer is a handler over a fresh store with one platform, without the limits.
 func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
 	tb.Helper()
 	ctx := context.Background()
@@ -40,7 +40,7 @@ func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return httpserver.New(svc, nil), platform
+	return httpserver.NewWithOptions(svc, nil, unlimited), platform
 }
 
 func signedCreateUser(platform payments.PlatformCredentials, body []byte) *http.Request {
@@ -98,7 +98,7 @@ func BenchmarkAuthTiming(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpserver.New(svc, nil)
+	h := httpserver.NewWithOptions(svc, nil, unlimited)
 	target := "/api/platform/users/get/" + user.UserID.String()
 	good := payments.Sign(platform.Secret, http.MethodGet, target, nil)
 	wrong := payments.Sign("not-the-secret", http.MethodGet, target, nil)
