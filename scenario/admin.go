@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/httpserver"
 )
 
 // The administrative commands call the library directly, as an operator would through
@@ -76,25 +78,31 @@ func cmdVerify(ts *testscript.TestScript, neg bool, args []string) {
 	printJSON(ts, map[string]any{"user_id": args[0], "verified": true})
 }
 
-// cmdRestart: restart [-env sandbox|production]
+// cmdRestart: restart [-env sandbox|production] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
+//
+// The limit flags are paymentsd serve's, parsed by the same code.
 func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "restart", "")
-	env := payments.Sandbox
-	switch len(args) {
-	case 0:
-	case 2:
-		e, err := payments.ParseEnvironment(args[1])
-		if args[0] != "-env" || err != nil {
-			usagef(ts, "restart", "unexpected %q", args)
-		}
-		env = e
-	default:
-		usagef(ts, "restart", "unexpected %q", args)
+	fs := flag.NewFlagSet("restart", flag.ContinueOnError)
+	envName := fs.String("env", string(payments.Sandbox), "")
+	limits := httpserver.LimitFlags(fs)
+	pos, _ := parseFlags(ts, "restart", fs, args)
+	if len(pos) > 0 {
+		usagef(ts, "restart", "unexpected %q", pos)
+	}
+	env, err := payments.ParseEnvironment(*envName)
+	if err != nil {
+		usagef(ts, "restart", "unknown environment %q", *envName)
+	}
+	opts, err := limits()
+	if err != nil {
+		usagef(ts, "restart", "%v", err)
 	}
 	st := getState(ts)
 	if err := st.stop(); err != nil {
 		ts.Fatalf("restart: closing the store: %v", err)
 	}
+	st.opts = opts
 	if err := st.start(env); err != nil {
 		ts.Fatalf("restart: %v", err)
 	}
