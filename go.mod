@@ -6,6 +6,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1
 )
 

@@ -28,6 +28,11 @@ import (
 
 const benchUsers = 100_000
 
+// unlimited turns the rate limit and the failure throttle off: the benchmarks send far
+// more than a platform may, and measure what the rest of the pipeline costs.
+// BenchmarkLimits measures the limits.
+var unlimited = httpserver.Options{RateLimit: -1, AuthFailures: -1}
+
 // benchStore is the seeded database, built once per process: creating 100,000 users through
 // CreateUser costs one fsynced transaction each, so the template is written with direct SQL
 // in one transaction, row for row what CreateUser writes, and kept in memory as the file's
@@ -197,7 +202,7 @@ func reportThroughput(b *testing.B) {
 func BenchmarkCreateUser(b *testing.B) {
 	ctx := context.Background()
 	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
 	created := 0 // across runs of both sub-benchmarks: every email is new
 
 	b.Run("library", func(b *testing.B) {
@@ -237,7 +242,7 @@ func BenchmarkCreateUser(b *testing.B) {
 func BenchmarkGetUser(b *testing.B) {
 	ctx := context.Background()
 	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
 	// Users picked all over the store, not one hot row.
 	pick := func(i int) string { return st.userIDs[(i*7919)%len(st.userIDs)] }
 
@@ -271,7 +276,7 @@ func BenchmarkGetUser(b *testing.B) {
 func BenchmarkListUsers(b *testing.B) {
 	ctx := context.Background()
 	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.New(svc, nil), platform: st.platform}
+	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
 	const target = "/api/platform/users/list"
 
 	for _, page := range []int{1, benchUsers / 10} {

@@ -27,10 +27,10 @@ import (
 //
 //	go test -run '^$' -bench Hostile -benchmem ./httpserver
 
-// hostileServer is a handler over a fresh store with one platform.
+// hostileServer is a handler over a fresh store with one platform, without the limits.
 func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
 	svc, platform := freshService(tb)
-	return httpserver.New(svc, nil), platform
+	return httpserver.NewWithOptions(svc, nil, unlimited), platform
 }
 
 // freshService is a service over a fresh store with one platform.
@@ -102,7 +102,7 @@ func BenchmarkAuthTiming(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := httpserver.New(svc, nil)
+	h := httpserver.NewWithOptions(svc, nil, unlimited)
 	target := "/api/platform/users/get/" + user.UserID.String()
 	good := payments.Sign(platform.Secret, http.MethodGet, target, nil)
 	wrong := payments.Sign("not-the-secret", http.MethodGet, target, nil)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/platform-payments/payments"
@@ -31,10 +32,30 @@ func (e *httpError) Error() string { return fmt.Sprintf("%d %s", e.status, e.mes
 
 func statusError(status int, message string) error { return &httpError{status, message} }
 
-// writeError answers err: a 422 with the pydantic detail list for validation failures,
+// throttled is a 429: a rate limit reached, or too many authentication failures. It
+// carries the bucket that refused, for the Retry-After and RateLimit-* headers.
+type throttled struct {
+	message    string
+	quota      quota
+	tokens     float64 // what the bucket held when it refused
+	retryAfter int     // seconds
+}
+
+func (e *throttled) Error() string { return "429 " + e.message }
+
+// writeError answers err: a 429 with Retry-After and the RateLimit-* headers when a
+// limit refused the request, a 422 with the pydantic detail list for validation failures,
 // the error envelope otherwise. Internal faults are logged with the request id and
 // answered with a generic message.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var th *throttled
+	if errors.As(err, &th) {
+		h := w.Header()
+		h.Set("Retry-After", strconv.Itoa(th.retryAfter))
+		th.quota.setHeaders(h, th.tokens)
+		writeJSON(w, http.StatusTooManyRequests, errorEnvelope(th.message, s.svc.Now()))
+		return
+	}
 	var he *httpError
 	if errors.As(err, &he) {
 		writeJSON(w, he.status, errorEnvelope(he.message, s.svc.Now()))

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/time/rate"
 
 	"github.com/platform-payments/payments"
 )
@@ -34,12 +35,30 @@ const MaxBodyBytes = 64 << 10
 // everyone else.
 const largeBodyBytes = 4 << 10
 
-// New returns the API's handler over svc, logging each request to logger (nil: discard).
+// New returns the API's handler over svc, logging each request to logger (nil: discard),
+// with the default limits (Options).
 func New(svc *payments.Service, logger *slog.Logger) http.Handler {
+	return NewWithOptions(svc, logger, Options{})
+}
+
+// NewWithOptions returns the API's handler over svc, logging each request to logger
+// (nil: discard), with the limits of opts.
+func NewWithOptions(svc *payments.Service, logger *slog.Logger, opts Options) http.Handler {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{svc: svc, log: logger, largeBodies: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
+	opts = opts.withDefaults()
+	s := &server{
+		svc:         svc,
+		log:         logger,
+		largeBodies: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)),
+		now:         opts.Now,
+		ipHeader:    opts.ClientIPHeader,
+		failures:    newFailureThrottle(opts.AuthFailures, opts.TrackedKeys),
+	}
+	if opts.RateLimit > 0 {
+		s.rates = newTable(quota{rate: rate.Limit(opts.RateLimit), burst: opts.RateBurst}, opts.TrackedKeys)
+	}
 	mux := http.NewServeMux()
 	addRoutes(mux, s)
 	return s.accessLog(jsonMux{mux: mux, now: svc.Now})
@@ -51,6 +70,11 @@ type server struct {
 	// largeBodies holds a token for each request with a large body being validated and
 	// answered: one per core but one, which stays free for everyone else.
 	largeBodies chan struct{}
+
+	now      func() time.Time // the limiters' clock
+	ipHeader string           // Options.ClientIPHeader
+	rates    *table           // a bucket per platform and per API key; nil: no limit
+	failures *failureThrottle // nil: failures are not throttled
 }
 
 type authKind int
@@ -80,8 +104,8 @@ type handlerFunc func(ctx context.Context, c *call) (any, error)
 var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 
 // route mounts one endpoint. Every request passes the contract's checks in order: body
-// size (413), authentication (401), media type (415), then the handler, which validates
-// (422) and runs the operation.
+// size (413), authentication and the limits (401 or 429), media type (415), then the
+// handler, which validates (422) and runs the operation.
 func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body bodyKind, h handlerFunc) {
 	// Routes that change something take an Idempotency-Key.
 	changes := !strings.HasPrefix(pattern, http.MethodGet+" ") && !readOnly[pattern]
@@ -100,20 +124,7 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 			return
 		}
 		c := &call{req: payments.Request{Path: map[string]string{}, Query: map[string]string{}}}
-		switch auth {
-		case platformAPI:
-			c.platform, err = s.svc.AuthenticatePlatformRequest(ctx, payments.PlatformRequest{
-				PlatformID: r.Header.Get(payments.HeaderPlatformID),
-				Signature:  r.Header.Get(payments.HeaderSignature),
-				Timestamp:  r.Header.Get(payments.HeaderTimestamp),
-				Method:     r.Method,
-				Target:     r.RequestURI,
-				Body:       raw,
-			})
-		case userAPI:
-			c.caller, err = s.svc.AuthenticateAPIKey(ctx, r.Header.Get(payments.HeaderAPIKey), r.Header.Get(payments.HeaderAPISecret))
-		}
-		if err != nil {
+		if err := s.authenticate(w, r, auth, raw, c); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/httpserver"
 )
 
 // The administrative commands call the library directly, as an operator would through
@@ -80,37 +82,36 @@ func cmdVerify(ts *testscript.TestScript, neg bool, args []string) {
 	printJSON(ts, map[string]any{"user_id": args[0], "verified": true})
 }
 
-// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION]
+// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
+//
+// The limit flags are paymentsd serve's, parsed by the same code.
 func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "restart", "")
-	opts := payments.Options{Environment: payments.Sandbox}
-	envGiven := false
-	for rest := args; len(rest) > 0; rest = rest[2:] {
-		if len(rest) < 2 {
-			usagef(ts, "restart", "%s needs a value", rest[0])
-		}
-		switch {
-		case rest[0] == "-env" && !envGiven:
-			e, err := payments.ParseEnvironment(rest[1])
-			if err != nil {
-				usagef(ts, "restart", "unknown environment %q", rest[1])
-			}
-			opts.Environment, envGiven = e, true
-		case rest[0] == "-timestamp-tolerance" && opts.TimestampTolerance == 0:
-			d, err := time.ParseDuration(rest[1])
-			if err != nil || d < time.Second || d%time.Second != 0 {
-				usagef(ts, "restart", "-timestamp-tolerance %q: want whole seconds, at least 1s (30s, 5m)", rest[1])
-			}
-			opts.TimestampTolerance = d
-		default:
-			usagef(ts, "restart", "unexpected %q", rest[0])
-		}
+	fs := flag.NewFlagSet("restart", flag.ContinueOnError)
+	envName := fs.String("env", string(payments.Sandbox), "")
+	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance, "")
+	limits := httpserver.LimitFlags(fs)
+	pos, _ := parseFlags(ts, "restart", fs, args)
+	if len(pos) > 0 {
+		usagef(ts, "restart", "unexpected %q", pos)
+	}
+	env, err := payments.ParseEnvironment(*envName)
+	if err != nil {
+		usagef(ts, "restart", "unknown environment %q", *envName)
+	}
+	if *tolerance < time.Second || *tolerance%time.Second != 0 {
+		usagef(ts, "restart", "-timestamp-tolerance %v: want whole seconds, at least 1s (30s, 5m)", *tolerance)
+	}
+	lim, err := limits()
+	if err != nil {
+		usagef(ts, "restart", "%v", err)
 	}
 	st := getState(ts)
 	if err := st.stop(); err != nil {
 		ts.Fatalf("restart: closing the store: %v", err)
 	}
-	if err := st.start(opts); err != nil {
+	st.limits = lim
+	if err := st.start(payments.Options{Environment: env, TimestampTolerance: *tolerance}); err != nil {
 		ts.Fatalf("restart: %v", err)
 	}
 	ts.Setenv("URL", st.srv.URL)

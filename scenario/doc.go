@@ -56,12 +56,17 @@
 // Replaces the payee rules with the JSON array in the script's FILE and prints how many
 // were loaded; a faulty file changes nothing.
 //
-//	restart [-env sandbox|production] [-timestamp-tolerance DURATION]
+//	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
 //
 // Stops the server and closes the database, then opens the same file again and serves
 // it in the given environment (sandbox by default) at a new $URL: what survives was
-// stored. The last response is forgotten. -timestamp-tolerance sets how far X-Timestamp
-// may be from the server's clock (whole seconds: 30s, 5m; 300s unless given).
+// stored. The last response is forgotten, and so is what the limits counted.
+// -timestamp-tolerance sets how far X-Timestamp may be from the server's clock (whole
+// seconds: 30s, 5m; 300s unless given). The limit flags are those of paymentsd serve,
+// with its defaults: low limits make a 429 come soon (restart -rate-limit 0.01
+// -rate-burst 2: two requests, then one every 100 seconds), 0 turns a limit off, and with
+// -client-ip-header X-Forwarded-For a request sent with -header 'X-Forwarded-For:
+// 203.0.113.7' comes from that address.
 //
 // # Requests
 //

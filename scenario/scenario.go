@@ -70,7 +70,7 @@ var usages = []struct{ name, line string }{
 	{"address", "address add USER_ID PAYEE_ID FILE"},
 	{"rates", "rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]"},
 	{"rules", "rules load FILE"},
-	{"restart", "restart [-env sandbox|production] [-timestamp-tolerance DURATION]"},
+	{"restart", "restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]"},
 	{"call", "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-timestamp T] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
 	{"userapi", "userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
 	{"sign", "sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]"},
@@ -150,6 +150,7 @@ type state struct {
 	srv    *httptest.Server
 	client *http.Client
 	last   *response
+	limits httpserver.Options // the server's limits, as restart last set them
 }
 
 func setup(env *testscript.Env) error {
@@ -187,7 +188,7 @@ func (st *state) start(opts payments.Options) error {
 		return err
 	}
 	st.svc = svc
-	st.srv = httptest.NewServer(httpserver.New(svc, st.log))
+	st.srv = httptest.NewServer(httpserver.NewWithOptions(svc, st.log, st.limits))
 	client := *st.srv.Client()
 	client.CheckRedirect = func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse // the scripts see every answer as the server gave it

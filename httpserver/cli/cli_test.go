@@ -112,6 +112,10 @@ func TestUsageErrors(t *testing.T) {
 		{"VerifyMalformed", []string{"user", "verify", "-db", db, "not-a-uuid"}, `"not-a-uuid" is not a user id`},
 		{"ServeTLSHalf", []string{"serve", "-db", db, "-tls-cert", "cert.pem"}, "-tls-cert and -tls-key go together"},
 		{"ServeBadEnv", []string{"serve", "-db", db, "-env", "prod"}, "want sandbox or production"},
+		{"ServeRateNotANumber", []string{"serve", "-db", db, "-rate-limit", "fast"}, `invalid value "fast" for flag -rate-limit`},
+		{"ServeRateNaN", []string{"serve", "-db", db, "-rate-limit", "NaN"}, "-rate-limit must be a number of requests a second"},
+		{"ServeBurstNegative", []string{"serve", "-db", db, "-rate-burst", "-1"}, "-rate-burst must not be negative"},
+		{"ServeFailuresNotInt", []string{"serve", "-db", db, "-auth-failures", "1.5"}, `invalid value "1.5" for flag -auth-failures`},
 		{"CallNoCredentials", []string{"call", "-url", "http://127.0.0.1:1", "GET", "/"}, "paymentsd call: credentials are required"},
 		{"CallBothCredentials", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-api-key", id, "-api-secret", "s", "GET", "/"}, "not both"},
 		{"CallHalfPlatform", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "GET", "/"}, "-platform and -secret go together"},
@@ -164,7 +168,8 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "platform", "create"}, []string{"Usage: paymentsd platform create", "-env ENV"}},
 		{[]string{"apikey", "create", "-help"}, []string{"Usage: paymentsd apikey create [-db F] -user USER_ID", "-user USER_ID"}},
 		{[]string{"user", "verify", "--help"}, []string{"Usage: paymentsd user verify [-db F] USER_ID"}},
-		{[]string{"serve", "-h"}, []string{"Usage: paymentsd serve", "-addr ADDR", "-tls-cert FILE", "-tls-key FILE", "-timestamp-tolerance DURATION", `(default 5m0s)`}},
+		{[]string{"serve", "-h"}, []string{"Usage: paymentsd serve", "-addr ADDR", "-tls-cert FILE", "-tls-key FILE", "-timestamp-tolerance DURATION", `(default 5m0s)`,
+			"-idempotency-ttl DURATION", "-rate-limit R", "(default 1000)", "-rate-burst B", "twice -rate-limit", "-auth-failures N", "(default 300)", "-client-ip-header NAME"}},
 		{[]string{"call", "-h"}, []string{"Usage: paymentsd call -url URL", "-header 'Name: value'", "-api-key KEY", "-timestamp\n", "-timestamp-at UNIX"}},
 	}
 	for _, tt := range tests {

@@ -20,12 +20,23 @@ import (
 var serveCommand = &command{
 	name:    "serve",
 	summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]",
+	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit 1000] [-rate-burst 2000] [-auth-failures 300] [-client-ip-header NAME]",
 	details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
 -timestamp-tolerance is how far the X-Timestamp of a platform created with
--require-timestamp may be from the server's clock, either way: whole seconds, at least 1s.`,
+-require-timestamp may be from the server's clock, either way: whole seconds, at least 1s.
+-idempotency-ttl is how long an Idempotency-Key and its answer are remembered.
+
+Limits: each platform, and each user-API key, may send -rate-limit requests a second on
+average and -rate-burst at once; beyond, 429 with Retry-After. Every authenticated answer
+carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset. A client address that
+fails authentication more than -auth-failures times a minute gets 429 before its
+requests are authenticated; past as many failures for one platform id or API key, its
+failures answer 429 and an address that failed for it is refused, while a request with
+the right secret from any other address still passes. 0 turns a limit
+off. Behind a reverse proxy, -client-ip-header names the header it writes the client's
+address in; without it every client counts as the proxy's address.`,
 	run: runServe,
 }
 
@@ -40,8 +51,13 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert, in `FILE`")
 	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
 		"remember each Idempotency-Key and its answer for `DURATION`")
+	limits := httpserver.LimitFlags(fs)
 	if err := inv.parse(fs, args); err != nil {
 		return err
+	}
+	opts, err := limits()
+	if err != nil {
+		return usagef("%v", err)
 	}
 	if err := checkDB(*db); err != nil {
 		return err
@@ -73,8 +89,8 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}()
 
 	logger := slog.New(slog.NewJSONHandler(inv.stderr, nil))
-	opts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
-	return inv.withServiceOptions(ctx, *db, opts, func(svc *payments.Service) error {
+	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
+	return inv.withServiceOptions(ctx, *db, svcOpts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
 			return err
@@ -91,7 +107,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 		if *certFile != "" {
 			scheme = "https"
 		}
-		err = httpserver.Run(ctx, httpserver.New(svc, logger), httpserver.Config{
+		err = httpserver.Run(ctx, httpserver.NewWithOptions(svc, logger, opts), httpserver.Config{
 			Addr:     *addr,
 			CertFile: *certFile,
 			KeyFile:  *keyFile,

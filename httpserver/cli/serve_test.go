@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver/cli"
 )
 
@@ -170,6 +172,46 @@ func TestServe(t *testing.T) {
 			if tc.code != 0 && !strings.Contains(r.stdout, "Request timestamp outside the allowed window.") {
 				t.Errorf("%+d s: %s", tc.offset, r.stdout)
 			}
+		}
+	})
+
+	t.Run("Limits", func(t *testing.T) {
+		db := tempDB(t)
+		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+		var creds struct{ PlatformID, Secret string }
+		if err := json.Unmarshal([]byte(r.stdout), &struct {
+			PlatformID *string `json:"platform_id"`
+			Secret     *string `json:"secret"`
+		}{&creds.PlatformID, &creds.Secret}); err != nil || r.code != 0 {
+			t.Fatalf("platform create: %+v %v", r, err)
+		}
+		addr, _, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0", "-rate-limit", "0.01", "-rate-burst", "2", "-auth-failures", "2")
+		defer stop()
+		send := func(secret string) *http.Response {
+			const target = "/api/platform/cross-border/rates?payout_currency=INR"
+			req, err := http.NewRequest(http.MethodGet, "http://"+addr+target, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set(payments.HeaderPlatformID, creds.PlatformID)
+			req.Header.Set(payments.HeaderSignature, payments.Sign(secret, http.MethodGet, target, nil))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		var got []string
+		for _, secret := range []string{creds.Secret, creds.Secret, creds.Secret, "guess", "guess", "guess"} {
+			resp := send(secret)
+			got = append(got, fmt.Sprint(resp.StatusCode, " ", resp.Header.Get("Retry-After"), " ", resp.Header.Get("RateLimit-Remaining")))
+		}
+		// Two requests, the third over the limit (a token every 100 s); two failures, the
+		// third refused before authentication (a failure back every 30 s).
+		want := []string{"200  1", "200  0", "429 100 0", "401  ", "401  ", "429 30 0"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("answers %q, want %q", got, want)
 		}
 	})
 

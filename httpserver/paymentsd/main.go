@@ -4,6 +4,7 @@
 // Usage:
 //
 //	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]
+//	                          [-rate-limit 1000] [-rate-burst 2000] [-auth-failures 300] [-client-ip-header NAME]
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
@@ -18,7 +19,9 @@
 // creating and migrating it on first use; the server and the other commands may use one
 // file at the same time. What a command creates is printed on stdout as one line of JSON.
 // serve logs JSON on stderr, including the address it listens on, and stops gracefully
-// on SIGINT or SIGTERM. call signs a request as a platform (or authenticates it with a
+// on SIGINT or SIGTERM; each platform and each user-API key may send -rate-limit requests
+// a second (-rate-burst at once), and -auth-failures failed authentications a minute from
+// one address or for one credential, before 429 (0 turns a limit off). call signs a request as a platform (or authenticates it with a
 // user-API key), sends it and prints the response body. test runs scenario scripts (see
 // package scenario) against a fresh server each, and reports the failures.
 //

@@ -3,9 +3,12 @@
 // CPU time per answer and its peak memory (VmHWM); then the medians of interleaved requests
 // failing authentication with an unknown platform id and with a known id's wrong signature.
 //
+//	paymentsd serve -rate-limit 0 -auth-failures 0 &
 //	go run ./internal/hostileprobe -url http://127.0.0.1:8080 -platform ID -secret S -pid PID
 //
-// The server must run on this machine (its /proc entry is read) with a platform created.
+// The server must run on this machine (its /proc entry is read) with a platform created,
+// and without its limits: the probe sends far more than one platform may, and thousands
+// of failing authentications from one address, to measure what they cost once admitted.
 package main
 
 import (
@@ -171,7 +174,7 @@ func main() {
 
 func check(status int) {
 	if status != http.StatusUnauthorized {
-		log.Fatalf("authentication probe answered %d, want 401", status)
+		log.Fatalf("authentication probe answered %d, want 401 (is the server running with -auth-failures 0?)", status)
 	}
 }
 
