@@ -24,6 +24,9 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.addDataKeyStmt, err = db.PrepareContext(ctx, addDataKey); err != nil {
+		return nil, fmt.Errorf("error preparing query AddDataKey: %w", err)
+	}
 	if q.addExchangeRateStmt, err = db.PrepareContext(ctx, addExchangeRate); err != nil {
 		return nil, fmt.Errorf("error preparing query AddExchangeRate: %w", err)
 	}
@@ -33,17 +36,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addRuleCurrencyStmt, err = db.PrepareContext(ctx, addRuleCurrency); err != nil {
 		return nil, fmt.Errorf("error preparing query AddRuleCurrency: %w", err)
 	}
+	if q.bankAccountNumbersAfterStmt, err = db.PrepareContext(ctx, bankAccountNumbersAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query BankAccountNumbersAfter: %w", err)
+	}
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
 	}
 	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
 	}
+	if q.countSealedByKeyStmt, err = db.PrepareContext(ctx, countSealedByKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CountSealedByKey: %w", err)
+	}
 	if q.createAPICredentialStmt, err = db.PrepareContext(ctx, createAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPICredential: %w", err)
 	}
 	if q.createBankAccountStmt, err = db.PrepareContext(ctx, createBankAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateBankAccount: %w", err)
+	}
+	if q.createBlindIndexKeyStmt, err = db.PrepareContext(ctx, createBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBlindIndexKey: %w", err)
 	}
 	if q.createCardStmt, err = db.PrepareContext(ctx, createCard); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateCard: %w", err)
@@ -81,6 +93,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getAPICredentialStmt, err = db.PrepareContext(ctx, getAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPICredential: %w", err)
 	}
+	if q.getBlindIndexKeyStmt, err = db.PrepareContext(ctx, getBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query GetBlindIndexKey: %w", err)
+	}
 	if q.getPayeeAddressStmt, err = db.PrepareContext(ctx, getPayeeAddress); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPayeeAddress: %w", err)
 	}
@@ -111,6 +126,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
 	}
+	if q.lastBankAccountIDStmt, err = db.PrepareContext(ctx, lastBankAccountID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastBankAccountID: %w", err)
+	}
+	if q.lastPayeeBankIDStmt, err = db.PrepareContext(ctx, lastPayeeBankID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastPayeeBankID: %w", err)
+	}
+	if q.lastPlatformIDStmt, err = db.PrepareContext(ctx, lastPlatformID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastPlatformID: %w", err)
+	}
+	if q.listDataKeysStmt, err = db.PrepareContext(ctx, listDataKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ListDataKeys: %w", err)
+	}
 	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
 	}
@@ -120,8 +147,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nextPwIDStmt, err = db.PrepareContext(ctx, nextPwID); err != nil {
 		return nil, fmt.Errorf("error preparing query NextPwID: %w", err)
 	}
+	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
+	}
+	if q.platformSecretsAfterStmt, err = db.PrepareContext(ctx, platformSecretsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query PlatformSecretsAfter: %w", err)
+	}
 	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
 		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
+	}
+	if q.retireDataKeyStmt, err = db.PrepareContext(ctx, retireDataKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RetireDataKey: %w", err)
+	}
+	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
+	}
+	if q.setBlindIndexKeyStmt, err = db.PrepareContext(ctx, setBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query SetBlindIndexKey: %w", err)
+	}
+	if q.setPayeeBankNumberStmt, err = db.PrepareContext(ctx, setPayeeBankNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query SetPayeeBankNumber: %w", err)
+	}
+	if q.setPlatformSecretStmt, err = db.PrepareContext(ctx, setPlatformSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query SetPlatformSecret: %w", err)
 	}
 	if q.softDeleteCardStmt, err = db.PrepareContext(ctx, softDeleteCard); err != nil {
 		return nil, fmt.Errorf("error preparing query SoftDeleteCard: %w", err)
@@ -140,6 +188,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.addDataKeyStmt != nil {
+		if cerr := q.addDataKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addDataKeyStmt: %w", cerr)
+		}
+	}
 	if q.addExchangeRateStmt != nil {
 		if cerr := q.addExchangeRateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addExchangeRateStmt: %w", cerr)
@@ -155,6 +208,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addRuleCurrencyStmt: %w", cerr)
 		}
 	}
+	if q.bankAccountNumbersAfterStmt != nil {
+		if cerr := q.bankAccountNumbersAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bankAccountNumbersAfterStmt: %w", cerr)
+		}
+	}
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
@@ -165,6 +223,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countPlatformsStmt: %w", cerr)
 		}
 	}
+	if q.countSealedByKeyStmt != nil {
+		if cerr := q.countSealedByKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countSealedByKeyStmt: %w", cerr)
+		}
+	}
 	if q.createAPICredentialStmt != nil {
 		if cerr := q.createAPICredentialStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createAPICredentialStmt: %w", cerr)
@@ -173,6 +236,11 @@ func (q *Queries) Close() error {
 	if q.createBankAccountStmt != nil {
 		if cerr := q.createBankAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createBankAccountStmt: %w", cerr)
+		}
+	}
+	if q.createBlindIndexKeyStmt != nil {
+		if cerr := q.createBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBlindIndexKeyStmt: %w", cerr)
 		}
 	}
 	if q.createCardStmt != nil {
@@ -235,6 +303,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getAPICredentialStmt: %w", cerr)
 		}
 	}
+	if q.getBlindIndexKeyStmt != nil {
+		if cerr := q.getBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getBlindIndexKeyStmt: %w", cerr)
+		}
+	}
 	if q.getPayeeAddressStmt != nil {
 		if cerr := q.getPayeeAddressStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getPayeeAddressStmt: %w", cerr)
@@ -285,6 +358,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
 		}
 	}
+	if q.lastBankAccountIDStmt != nil {
+		if cerr := q.lastBankAccountIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastBankAccountIDStmt: %w", cerr)
+		}
+	}
+	if q.lastPayeeBankIDStmt != nil {
+		if cerr := q.lastPayeeBankIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastPayeeBankIDStmt: %w", cerr)
+		}
+	}
+	if q.lastPlatformIDStmt != nil {
+		if cerr := q.lastPlatformIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastPlatformIDStmt: %w", cerr)
+		}
+	}
+	if q.listDataKeysStmt != nil {
+		if cerr := q.listDataKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listDataKeysStmt: %w", cerr)
+		}
+	}
 	if q.listPayeeAddressesStmt != nil {
 		if cerr := q.listPayeeAddressesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPayeeAddressesStmt: %w", cerr)
@@ -300,9 +393,44 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nextPwIDStmt: %w", cerr)
 		}
 	}
+	if q.payeeBankNumbersAfterStmt != nil {
+		if cerr := q.payeeBankNumbersAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
+		}
+	}
+	if q.platformSecretsAfterStmt != nil {
+		if cerr := q.platformSecretsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing platformSecretsAfterStmt: %w", cerr)
+		}
+	}
 	if q.renamePayeeStmt != nil {
 		if cerr := q.renamePayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renamePayeeStmt: %w", cerr)
+		}
+	}
+	if q.retireDataKeyStmt != nil {
+		if cerr := q.retireDataKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retireDataKeyStmt: %w", cerr)
+		}
+	}
+	if q.setBankAccountNumberStmt != nil {
+		if cerr := q.setBankAccountNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setBankAccountNumberStmt: %w", cerr)
+		}
+	}
+	if q.setBlindIndexKeyStmt != nil {
+		if cerr := q.setBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setBlindIndexKeyStmt: %w", cerr)
+		}
+	}
+	if q.setPayeeBankNumberStmt != nil {
+		if cerr := q.setPayeeBankNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setPayeeBankNumberStmt: %w", cerr)
+		}
+	}
+	if q.setPlatformSecretStmt != nil {
+		if cerr := q.setPlatformSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setPlatformSecretStmt: %w", cerr)
 		}
 	}
 	if q.softDeleteCardStmt != nil {
@@ -362,87 +490,119 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 }
 
 type Queries struct {
-	db                         DBTX
-	tx                         *sql.Tx
-	addExchangeRateStmt        *sql.Stmt
-	addRuleCountryStmt         *sql.Stmt
-	addRuleCurrencyStmt        *sql.Stmt
-	clearDefaultAccountStmt    *sql.Stmt
-	countPlatformsStmt         *sql.Stmt
-	createAPICredentialStmt    *sql.Stmt
-	createBankAccountStmt      *sql.Stmt
-	createCardStmt             *sql.Stmt
-	createPayeeStmt            *sql.Stmt
-	createPayeeAddressStmt     *sql.Stmt
-	createPayeeBankStmt        *sql.Stmt
-	createPlatformStmt         *sql.Stmt
-	createRuleSetStmt          *sql.Stmt
-	createUserStmt             *sql.Stmt
-	createUserSettingsStmt     *sql.Stmt
-	createWalletStmt           *sql.Stmt
-	currentExchangeRatesStmt   *sql.Stmt
-	currentRuleSetStmt         *sql.Stmt
-	getAPICredentialStmt       *sql.Stmt
-	getPayeeAddressStmt        *sql.Stmt
-	getPayeeRulesStmt          *sql.Stmt
-	getPlatformStmt            *sql.Stmt
-	getPlatformBankAccountStmt *sql.Stmt
-	getPlatformUserStmt        *sql.Stmt
-	getRuleCountryStmt         *sql.Stmt
-	getUserStmt                *sql.Stmt
-	getUserPayeeStmt           *sql.Stmt
-	getUserSettingsStmt        *sql.Stmt
-	getUserWalletStmt          *sql.Stmt
-	listPayeeAddressesStmt     *sql.Stmt
-	listUsersPageStmt          *sql.Stmt
-	nextPwIDStmt               *sql.Stmt
-	renamePayeeStmt            *sql.Stmt
-	softDeleteCardStmt         *sql.Stmt
-	softDeletePayeeBankStmt    *sql.Stmt
-	userHasDefaultAccountStmt  *sql.Stmt
-	verifyUserStmt             *sql.Stmt
+	db                          DBTX
+	tx                          *sql.Tx
+	addDataKeyStmt              *sql.Stmt
+	addExchangeRateStmt         *sql.Stmt
+	addRuleCountryStmt          *sql.Stmt
+	addRuleCurrencyStmt         *sql.Stmt
+	bankAccountNumbersAfterStmt *sql.Stmt
+	clearDefaultAccountStmt     *sql.Stmt
+	countPlatformsStmt          *sql.Stmt
+	countSealedByKeyStmt        *sql.Stmt
+	createAPICredentialStmt     *sql.Stmt
+	createBankAccountStmt       *sql.Stmt
+	createBlindIndexKeyStmt     *sql.Stmt
+	createCardStmt              *sql.Stmt
+	createPayeeStmt             *sql.Stmt
+	createPayeeAddressStmt      *sql.Stmt
+	createPayeeBankStmt         *sql.Stmt
+	createPlatformStmt          *sql.Stmt
+	createRuleSetStmt           *sql.Stmt
+	createUserStmt              *sql.Stmt
+	createUserSettingsStmt      *sql.Stmt
+	createWalletStmt            *sql.Stmt
+	currentExchangeRatesStmt    *sql.Stmt
+	currentRuleSetStmt          *sql.Stmt
+	getAPICredentialStmt        *sql.Stmt
+	getBlindIndexKeyStmt        *sql.Stmt
+	getPayeeAddressStmt         *sql.Stmt
+	getPayeeRulesStmt           *sql.Stmt
+	getPlatformStmt             *sql.Stmt
+	getPlatformBankAccountStmt  *sql.Stmt
+	getPlatformUserStmt         *sql.Stmt
+	getRuleCountryStmt          *sql.Stmt
+	getUserStmt                 *sql.Stmt
+	getUserPayeeStmt            *sql.Stmt
+	getUserSettingsStmt         *sql.Stmt
+	getUserWalletStmt           *sql.Stmt
+	lastBankAccountIDStmt       *sql.Stmt
+	lastPayeeBankIDStmt         *sql.Stmt
+	lastPlatformIDStmt          *sql.Stmt
+	listDataKeysStmt            *sql.Stmt
+	listPayeeAddressesStmt      *sql.Stmt
+	listUsersPageStmt           *sql.Stmt
+	nextPwIDStmt                *sql.Stmt
+	payeeBankNumbersAfterStmt   *sql.Stmt
+	platformSecretsAfterStmt    *sql.Stmt
+	renamePayeeStmt             *sql.Stmt
+	retireDataKeyStmt           *sql.Stmt
+	setBankAccountNumberStmt    *sql.Stmt
+	setBlindIndexKeyStmt        *sql.Stmt
+	setPayeeBankNumberStmt      *sql.Stmt
+	setPlatformSecretStmt       *sql.Stmt
+	softDeleteCardStmt          *sql.Stmt
+	softDeletePayeeBankStmt     *sql.Stmt
+	userHasDefaultAccountStmt   *sql.Stmt
+	verifyUserStmt              *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
-		db:                         tx,
-		tx:                         tx,
-		addExchangeRateStmt:        q.addExchangeRateStmt,
-		addRuleCountryStmt:         q.addRuleCountryStmt,
-		addRuleCurrencyStmt:        q.addRuleCurrencyStmt,
-		clearDefaultAccountStmt:    q.clearDefaultAccountStmt,
-		countPlatformsStmt:         q.countPlatformsStmt,
-		createAPICredentialStmt:    q.createAPICredentialStmt,
-		createBankAccountStmt:      q.createBankAccountStmt,
-		createCardStmt:             q.createCardStmt,
-		createPayeeStmt:            q.createPayeeStmt,
-		createPayeeAddressStmt:     q.createPayeeAddressStmt,
-		createPayeeBankStmt:        q.createPayeeBankStmt,
-		createPlatformStmt:         q.createPlatformStmt,
-		createRuleSetStmt:          q.createRuleSetStmt,
-		createUserStmt:             q.createUserStmt,
-		createUserSettingsStmt:     q.createUserSettingsStmt,
-		createWalletStmt:           q.createWalletStmt,
-		currentExchangeRatesStmt:   q.currentExchangeRatesStmt,
-		currentRuleSetStmt:         q.currentRuleSetStmt,
-		getAPICredentialStmt:       q.getAPICredentialStmt,
-		getPayeeAddressStmt:        q.getPayeeAddressStmt,
-		getPayeeRulesStmt:          q.getPayeeRulesStmt,
-		getPlatformStmt:            q.getPlatformStmt,
-		getPlatformBankAccountStmt: q.getPlatformBankAccountStmt,
-		getPlatformUserStmt:        q.getPlatformUserStmt,
-		getRuleCountryStmt:         q.getRuleCountryStmt,
-		getUserStmt:                q.getUserStmt,
-		getUserPayeeStmt:           q.getUserPayeeStmt,
-		getUserSettingsStmt:        q.getUserSettingsStmt,
-		getUserWalletStmt:          q.getUserWalletStmt,
-		listPayeeAddressesStmt:     q.listPayeeAddressesStmt,
-		listUsersPageStmt:          q.listUsersPageStmt,
-		nextPwIDStmt:               q.nextPwIDStmt,
-		renamePayeeStmt:            q.renamePayeeStmt,
-		softDeleteCardStmt:         q.softDeleteCardStmt,
-		softDeletePayeeBankStmt:    q.softDeletePayeeBankStmt,
-		userHasDefaultAccountStmt:  q.userHasDefaultAccountStmt,
-		verifyUserStmt:             q.verifyUserStmt,
+		db:                          tx,
+		tx:                          tx,
+		addDataKeyStmt:              q.addDataKeyStmt,
+		addExchangeRateStmt:         q.addExchangeRateStmt,
+		addRuleCountryStmt:          q.addRuleCountryStmt,
+		addRuleCurrencyStmt:         q.addRuleCurrencyStmt,
+		bankAccountNumbersAfterStmt: q.bankAccountNumbersAfterStmt,
+		clearDefaultAccountStmt:     q.clearDefaultAccountStmt,
+		countPlatformsStmt:          q.countPlatformsStmt,
+		countSealedByKeyStmt:        q.countSealedByKeyStmt,
+		createAPICredentialStmt:     q.createAPICredentialStmt,
+		createBankAccountStmt:       q.createBankAccountStmt,
+		createBlindIndexKeyStmt:     q.createBlindIndexKeyStmt,
+		createCardStmt:              q.createCardStmt,
+		createPayeeStmt:             q.createPayeeStmt,
+		createPayeeAddressStmt:      q.createPayeeAddressStmt,
+		createPayeeBankStmt:         q.createPayeeBankStmt,
+		createPlatformStmt:          q.createPlatformStmt,
+		createRuleSetStmt:           q.createRuleSetStmt,
+		createUserStmt:              q.createUserStmt,
+		createUserSettingsStmt:      q.createUserSettingsStmt,
+		createWalletStmt:            q.createWalletStmt,
+		currentExchangeRatesStmt:    q.currentExchangeRatesStmt,
+		currentRuleSetStmt:          q.currentRuleSetStmt,
+		getAPICredentialStmt:        q.getAPICredentialStmt,
+		getBlindIndexKeyStmt:        q.getBlindIndexKeyStmt,
+		getPayeeAddressStmt:         q.getPayeeAddressStmt,
+		getPayeeRulesStmt:           q.getPayeeRulesStmt,
+		getPlatformStmt:             q.getPlatformStmt,
+		getPlatformBankAccountStmt:  q.getPlatformBankAccountStmt,
+		getPlatformUserStmt:         q.getPlatformUserStmt,
+		getRuleCountryStmt:          q.getRuleCountryStmt,
+		getUserStmt:                 q.getUserStmt,
+		getUserPayeeStmt:            q.getUserPayeeStmt,
+		getUserSettingsStmt:         q.getUserSettingsStmt,
+		getUserWalletStmt:           q.getUserWalletStmt,
+		lastBankAccountIDStmt:       q.lastBankAccountIDStmt,
+		lastPayeeBankIDStmt:         q.lastPayeeBankIDStmt,
+		lastPlatformIDStmt:          q.lastPlatformIDStmt,
+		listDataKeysStmt:            q.listDataKeysStmt,
+		listPayeeAddressesStmt:      q.listPayeeAddressesStmt,
+		listUsersPageStmt:           q.listUsersPageStmt,
+		nextPwIDStmt:                q.nextPwIDStmt,
+		payeeBankNumbersAfterStmt:   q.payeeBankNumbersAfterStmt,
+		platformSecretsAfterStmt:    q.platformSecretsAfterStmt,
+		renamePayeeStmt:             q.renamePayeeStmt,
+		retireDataKeyStmt:           q.retireDataKeyStmt,
+		setBankAccountNumberStmt:    q.setBankAccountNumberStmt,
+		setBlindIndexKeyStmt:        q.setBlindIndexKeyStmt,
+		setPayeeBankNumberStmt:      q.setPayeeBankNumberStmt,
+		setPlatformSecretStmt:       q.setPlatformSecretStmt,
+		softDeleteCardStmt:          q.softDeleteCardStmt,
+		softDeletePayeeBankStmt:     q.softDeletePayeeBankStmt,
+		userHasDefaultAccountStmt:   q.userHasDefaultAccountStmt,
+		verifyUserStmt:              q.verifyUserStmt,
 	}
 }

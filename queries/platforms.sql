@@ -1,9 +1,9 @@
 -- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, created_at)
+INSERT INTO platforms (id, name, environment, secret_sealed, created_at)
 VALUES (?, ?, ?, ?, ?);
 
 -- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at
+SELECT id, name, environment, secret_sealed, user_count, created_at
 FROM platforms
 WHERE id = ?;
 

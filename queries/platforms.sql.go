@@ -21,16 +21,16 @@ func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64
 }
 
 const createPlatform = `-- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, created_at)
+INSERT INTO platforms (id, name, environment, secret_sealed, created_at)
 VALUES (?, ?, ?, ?, ?)
 `
 
 type CreatePlatformParams struct {
-	ID          string
-	Name        string
-	Environment string
-	Secret      string
-	CreatedAt   string
+	ID           string
+	Name         string
+	Environment  string
+	SecretSealed string
+	CreatedAt    string
 }
 
 func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) error {
@@ -38,14 +38,14 @@ func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) 
 		arg.ID,
 		arg.Name,
 		arg.Environment,
-		arg.Secret,
+		arg.SecretSealed,
 		arg.CreatedAt,
 	)
 	return err
 }
 
 const getPlatform = `-- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at
+SELECT id, name, environment, secret_sealed, user_count, created_at
 FROM platforms
 WHERE id = ?
 `
@@ -57,7 +57,7 @@ func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) 
 		&i.ID,
 		&i.Name,
 		&i.Environment,
-		&i.Secret,
+		&i.SecretSealed,
 		&i.UserCount,
 		&i.CreatedAt,
 	)
