@@ -324,12 +324,13 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 				}
 			}
 		}
-		retired, finished, err := s.finishRotation(ctx)
+		retired, resealed, finished, err := s.finishRotation(ctx)
 		if err != nil {
 			return out, err
 		}
+		out.Resealed += resealed
 		if finished {
-			out.Retired = retired
+			out.Retired = append(out.Retired, retired...)
 			return out, nil
 		}
 	}
@@ -337,9 +338,9 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 		"is a server running without the new key %s?", rotationRounds, out.KeyID)
 }
 
-// finishRotation, in one transaction, reseals the blind-index key and, when no value is
-// left under another key, retires every other key.
-func (s *Service) finishRotation(ctx context.Context) (retired []string, finished bool, err error) {
+// finishRotation, in one transaction, reseals the blind-index key (resealed is 1 when it
+// did) and, when no value is left under another key, retires every other key.
+func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
 	write := s.keys.writeID()
 	err = s.write(ctx, func(q *queries.Queries) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
@@ -356,6 +357,7 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, finishe
 			if err != nil {
 				return err
 			}
+			resealed = 1
 		}
 		counts, err := q.CountSealedByKey(ctx)
 		if err != nil {
@@ -363,7 +365,7 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, finishe
 		}
 		for _, c := range counts {
 			if c.KeyID != write && c.N > 0 {
-				return nil // not finished: walk again
+				return nil // not finished: walk again (the index key is resealed already)
 			}
 		}
 		known, err := q.ListDataKeys(ctx)
@@ -383,9 +385,9 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, finishe
 		return nil
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
-	return retired, finished, nil
+	return retired, resealed, finished, nil
 }
 
 // DataKeyInfo describes a data key of the database.

@@ -23,13 +23,13 @@ var platformCreateCommand = &command{
 
 func runPlatformCreate(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	env := envFlag(fs, "the environment `ENV` the platform's credentials belong to: sandbox or production")
 	name := fs.String("name", "", "the platform's `NAME` (required)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -38,7 +38,7 @@ func runPlatformCreate(ctx context.Context, inv *invocation, args []string) erro
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, *env, func(svc *payments.Service) error {
+	return inv.withService(ctx, db, *env, func(svc *payments.Service) error {
 		creds, err := svc.CreatePlatform(ctx, *name, *env)
 		if err != nil {
 			return err
@@ -57,12 +57,12 @@ var apikeyCreateCommand = &command{
 
 func runAPIKeyCreate(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	user := fs.String("user", "", "the `USER_ID` of the user the key acts for (required)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -75,7 +75,7 @@ func runAPIKeyCreate(ctx context.Context, inv *invocation, args []string) error 
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		key, err := svc.CreateAPIKey(ctx, userID.String())
 		if err != nil {
 			return err
@@ -100,11 +100,11 @@ type verifiedUser struct {
 
 func runUserVerify(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -114,24 +114,12 @@ func runUserVerify(ctx context.Context, inv *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		if err := svc.VerifyUser(ctx, userID.String()); err != nil {
 			return err
 		}
 		return inv.printJSON(verifiedUser{UserID: userID, Verified: true})
 	})
-}
-
-// dbFlag declares the -db flag every command but call takes.
-func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", "payments.db", "the SQLite database `FILE`, created and migrated on first use")
-}
-
-func checkDB(path string) error {
-	if path == "" {
-		return usagef("-db must not be empty")
-	}
-	return nil
 }
 
 // environment is the -env flag: only sandbox and production are accepted.
@@ -170,19 +158,4 @@ func parseUserID(what, s string) (uuid.UUID, error) {
 		return uuid.Nil, usagef("%s: %q is not a user id (want a UUID)", what, s)
 	}
 	return id, nil
-}
-
-// withService opens the database at path for env (the default when empty), runs fn and
-// closes the database, reporting a failure to close as the command's.
-func (inv *invocation) withService(ctx context.Context, path string, env payments.Environment, fn func(*payments.Service) error) (err error) {
-	svc, err := payments.Open(ctx, path, payments.Options{Environment: env})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := svc.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fn(svc)
 }

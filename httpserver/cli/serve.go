@@ -28,7 +28,7 @@ var serveCommand = &command{
 
 func runServe(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on the TCP address `ADDR` (port 0 picks a free port)")
 	env := envFlag(fs, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs -tls-key")
@@ -36,7 +36,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if (*certFile == "") != (*keyFile == "") {
@@ -60,18 +60,19 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}()
 
 	logger := slog.New(slog.NewJSONHandler(inv.stderr, nil))
-	return inv.withService(ctx, *db, *env, func(svc *payments.Service) error {
+	inv.logger = logger
+	return inv.withService(ctx, db, *env, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
 			return err
 		}
 		if !has {
-			hint := program + " platform create -db " + shellQuote(*db)
+			hint := program + " platform create -db " + shellQuote(db.path)
 			if *env != payments.Sandbox {
 				hint += " -env " + string(*env)
 			}
 			hint += " -name NAME"
-			logger.Warn("no platform in the database yet; create one with: "+hint, "db", *db)
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path)
 		}
 		scheme := "http"
 		if *certFile != "" {
@@ -84,7 +85,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 			Logger:   logger,
 			Ready: func(a net.Addr) {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
-					"environment", string(*env), "db", *db)
+					"environment", string(*env), "db", db.path, "data_key_id", svc.DataKeyID())
 			},
 		})
 		if err != nil {
