@@ -255,7 +255,8 @@ func (r *keyring) open(sealed, aad string) ([]byte, error) {
 	if k == nil {
 		return nil, fmt.Errorf("payments: stored value is sealed under data key %s, which is not configured: %w", id, ErrMissingDataKey)
 	}
-	raw, err := base64.RawStdEncoding.DecodeString(sealed[sealedHeader:])
+	// Strict: one text per ciphertext (bits past the last byte must be zero).
+	raw, err := base64.RawStdEncoding.Strict().DecodeString(sealed[sealedHeader:])
 	if err != nil || len(raw) < k.aead.NonceSize()+k.aead.Overhead() {
 		return nil, errUnsealable
 	}
