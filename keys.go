@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -134,20 +133,23 @@ func WriteKeyFile(path string, k DataKey) (err error) {
 	if err != nil {
 		return fmt.Errorf("payments: data key file: %w", err)
 	}
-	defer func() {
-		tmp.Close()
-		if rerr := os.Remove(tmp.Name()); err == nil && !errors.Is(rerr, fs.ErrNotExist) {
-			err = rerr
+	defer func() { // the key lives on at path, if anywhere
+		if rerr := os.Remove(tmp.Name()); err == nil && rerr != nil {
+			err = fmt.Errorf("payments: data key file: %w", rerr)
 		}
 	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+	werr := tmp.Chmod(0o600)
+	if werr == nil {
+		_, werr = tmp.WriteString(base64.StdEncoding.EncodeToString(k.key[:]) + "\n")
 	}
-	if _, err := tmp.WriteString(base64.StdEncoding.EncodeToString(k.key[:]) + "\n"); err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+	if werr == nil {
+		werr = tmp.Sync()
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("payments: data key file: %w", werr)
 	}
 	// A hard link, unlike a rename, never replaces a file already there.
 	if err := os.Link(tmp.Name(), path); err != nil {
@@ -157,9 +159,12 @@ func WriteKeyFile(path string, k DataKey) (err error) {
 	if err != nil {
 		return fmt.Errorf("payments: data key file: %w", err)
 	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("payments: data key file: sync %s: %w", dir, err)
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	if serr != nil {
+		return fmt.Errorf("payments: data key file: sync %s: %w", dir, serr)
 	}
 	return nil
 }
