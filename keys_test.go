@@ -316,3 +316,44 @@ func TestOpenWrongKey(t *testing.T) {
 		mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{right}})
 	})
 }
+
+// BenchmarkSealing measures what encryption at rest costs one value: sealing and opening
+// a linked account number (12 digits) and a platform secret (64 hex digits), and the
+// blind index of an account number.
+//
+//	go test -run '^$' -bench Sealing -benchmem .
+func BenchmarkSealing(b *testing.B) {
+	ring, err := payments.NewKeyring([]payments.DataKey{payments.NewDataKey(), payments.NewDataKey()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const id = "0198f0c2-0000-7000-8000-000000000001"
+	values := []struct{ name, plain, aad string }{
+		{"account-number", "000123456789", payments.BankAccountNumberAAD(id)},
+		{"platform-secret", strings.Repeat("9a41", 16), payments.PlatformSecretAAD(id)},
+	}
+	for _, v := range values {
+		b.Run("seal/"+v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				payments.Seal(ring, v.plain, v.aad)
+			}
+		})
+		sealed := payments.Seal(ring, v.plain, v.aad)
+		b.Run("open/"+v.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := payments.Unseal(ring, sealed, v.aad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	index := payments.BlindIndex(bytes.Repeat([]byte{7}, 32))
+	b.Run("blind-index/account-number", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			index(id, "021000021", "000123456789")
+		}
+	})
+}
