@@ -51,8 +51,8 @@ var (
 )
 
 var (
-	errNotSealed  = errors.New("payments: stored value is not sealed")
-	errUnsealable = errors.New("payments: stored value does not open: damaged, moved from another row, or not sealed under this key")
+	errNotSealed  = errors.New("stored value is not sealed")
+	errUnsealable = errors.New("stored value does not open: damaged, moved from another row, or not sealed under this key")
 )
 
 // DataKey is a 256-bit key that sealed values are encrypted under. Its printed forms
@@ -74,16 +74,16 @@ func ParseDataKey(text string) (DataKey, error) {
 	text = strings.TrimSpace(text)
 	b, err := base64.StdEncoding.DecodeString(text)
 	if err != nil { // the decoder's message would show where the text is bad: keep it out
-		return DataKey{}, errors.New("payments: a data key is the base64 of 32 bytes: not base64")
+		return DataKey{}, errors.New("a data key is the base64 of 32 bytes: not base64")
 	}
 	var k DataKey
 	if len(b) != DataKeySize {
-		return DataKey{}, fmt.Errorf("payments: a data key is the base64 of 32 bytes, not %d", len(b))
+		return DataKey{}, fmt.Errorf("a data key is the base64 of 32 bytes, not %d", len(b))
 	}
 	copy(k.key[:], b)
 	clear(b)
 	if k.isZero() {
-		return DataKey{}, errors.New("payments: a data key of 32 zero bytes is not a key")
+		return DataKey{}, errors.New("a data key of 32 zero bytes is not a key")
 	}
 	return k, nil
 }
@@ -114,7 +114,7 @@ func DefaultKeyFile(dbPath string) string { return dbPath + ".key" }
 func ReadKeyFile(path string) (DataKey, error) {
 	b, err := os.ReadFile(path) // #nosec G304 -- the operator names the key file
 	if err != nil {
-		return DataKey{}, fmt.Errorf("payments: data key file: %w", err)
+		return DataKey{}, fmt.Errorf("data key file: %w", err)
 	}
 	k, err := ParseDataKey(string(b))
 	clear(b)
@@ -131,11 +131,11 @@ func WriteKeyFile(path string, k DataKey) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+		return fmt.Errorf("data key file: %w", err)
 	}
 	defer func() { // the key lives on at path, if anywhere
 		if rerr := os.Remove(tmp.Name()); err == nil && rerr != nil {
-			err = fmt.Errorf("payments: data key file: %w", rerr)
+			err = fmt.Errorf("data key file: %w", rerr)
 		}
 	}()
 	werr := tmp.Chmod(0o600)
@@ -149,22 +149,22 @@ func WriteKeyFile(path string, k DataKey) (err error) {
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("payments: data key file: %w", werr)
+		return fmt.Errorf("data key file: %w", werr)
 	}
 	// A hard link, unlike a rename, never replaces a file already there.
 	if err := os.Link(tmp.Name(), path); err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+		return fmt.Errorf("data key file: %w", err)
 	}
 	d, err := os.Open(dir) // #nosec G304 -- the directory of the operator's key file
 	if err != nil {
-		return fmt.Errorf("payments: data key file: %w", err)
+		return fmt.Errorf("data key file: %w", err)
 	}
 	serr := d.Sync()
 	if cerr := d.Close(); serr == nil {
 		serr = cerr
 	}
 	if serr != nil {
-		return fmt.Errorf("payments: data key file: sync %s: %w", dir, serr)
+		return fmt.Errorf("data key file: sync %s: %w", dir, serr)
 	}
 	return nil
 }
@@ -207,16 +207,16 @@ type keyring struct {
 
 func newKeyring(keys []DataKey) (*keyring, error) {
 	if len(keys) == 0 {
-		return nil, errors.New("payments: no data key")
+		return nil, errors.New("no data key")
 	}
 	r := &keyring{}
 	for _, k := range keys {
 		if k.isZero() {
-			return nil, errors.New("payments: a data key of 32 zero bytes is not a key")
+			return nil, errors.New("a data key of 32 zero bytes is not a key")
 		}
 		sk := newSealKey(k)
 		if r.byID(sk.id) != nil {
-			return nil, fmt.Errorf("payments: data key %s is given twice", sk.id)
+			return nil, fmt.Errorf("data key %s is given twice", sk.id)
 		}
 		r.keys = append(r.keys, sk)
 	}
@@ -258,7 +258,7 @@ func (r *keyring) open(sealed, aad string) ([]byte, error) {
 	}
 	k := r.byID(id)
 	if k == nil {
-		return nil, fmt.Errorf("payments: stored value is sealed under data key %s, which is not configured: %w", id, ErrMissingDataKey)
+		return nil, fmt.Errorf("stored value is sealed under data key %s, which is not configured: %w", id, ErrMissingDataKey)
 	}
 	// Strict: one text per ciphertext (bits past the last byte must be zero).
 	raw, err := base64.RawStdEncoding.Strict().DecodeString(sealed[sealedHeader:])

@@ -123,7 +123,7 @@ func (s *Service) setUpKeys(ctx context.Context, q *queries.Queries, path string
 		root, err = ring.open(sealedRoot, blindIndexKeyAAD)
 	}
 	if err != nil {
-		return fmt.Errorf("payments: blind-index key: %w", err)
+		return fmt.Errorf("blind-index key: %w", err)
 	}
 	s.keys, s.index = ring, newBlindIndex(root)
 	clear(root)

@@ -129,7 +129,7 @@ func TestDataKeySources(t *testing.T) {
 			fmt.Sprintf("the data key does not match this database (key id %s; its values are sealed under key id %s) (give the database's key with -data-key-file or $PAYMENTS_DATA_KEY)", otherID, keyID)},
 		{"ErrNoKey", "", nil, 1, "the key file " + db + ".key does not exist, and this database's values are sealed under data key " + keyID},
 		{"ErrBothGiven", keyText, []string{"-data-key-file", keyFile}, 2, "give the data key once: -data-key-file or $PAYMENTS_DATA_KEY, not both"},
-		{"ErrBadEnvironment", "c2hvcnQ=", nil, 1, "$PAYMENTS_DATA_KEY: payments: a data key is the base64 of 32 bytes, not 5"},
+		{"ErrBadEnvironment", "c2hvcnQ=", nil, 1, "$PAYMENTS_DATA_KEY: a data key is the base64 of 32 bytes, not 5"},
 		{"ErrMissingKeyFile", "", []string{"-data-key-file", filepath.Join(dir, "nowhere.key")}, 1, "no such file"},
 		{"ErrOldKeyWithoutCurrent", "", []string{"-old-data-key-file", keyFile}, 1, db + ".key: no such file"},
 	}
