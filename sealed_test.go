@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -267,4 +268,44 @@ func TestMigrateSealsPlainValues(t *testing.T) {
 			t.Errorf("once closed: %v", found)
 		}
 	})
+}
+
+// The database itself refuses a plain value, or one sealed under a key it does not know,
+// in a sealed column: whatever writes to the file, not only this package.
+func TestSealedColumnsRefusePlainValues(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "payments.db")
+	svc := mustOpenFile(t, path)
+	w := newCBWorldOn(t, svc, path)
+	a := mustAccount(t, svc, w.platformID, newAccount(uuid.MustParse(w.userID), "123456789"))
+	bank, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, payments.NewPayeeBank{
+		PayeeID: w.payeeID, AccountNumber: "1234567890123456", Country: "PH", BankAccType: "savings"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	var sealed string
+	if err := db.QueryRow(`SELECT secret_sealed FROM platforms WHERE id = ?`, w.platformID.String()).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	unknownKey := "v1:0123456789abcdef" + sealed[19:]
+	for _, tc := range []struct{ table, column, id string }{
+		{"platforms", "secret_sealed", w.platformID.String()},
+		{"bank_accounts", "account_number_sealed", a.AccountID.String()},
+		{"payee_banks", "account_number_sealed", bank.BankID.String()},
+		{"blind_index_key", "key_sealed", "1"},
+	} {
+		for name, value := range map[string]string{"Plain": "123456789", "UnknownKey": unknownKey} {
+			t.Run(tc.table+"/"+name, func(t *testing.T) {
+				_, err := db.Exec(fmt.Sprintf(`UPDATE %s SET %s = ? WHERE id = ?`, tc.table, tc.column), value, tc.id)
+				if err == nil || !strings.Contains(err.Error(), "not sealed under a data key in use") {
+					t.Errorf("update: %v", err)
+				}
+			})
+		}
+	}
+	if _, err := db.Exec(`INSERT INTO platforms (id, name, environment, secret_sealed, created_at)
+		VALUES (?, 'Plain', 'sandbox', 'secret', '2026-01-01T00:00:00.000000Z')`, uuid.NewString()); err == nil {
+		t.Error("insert of a plain secret: no error")
+	}
 }
