@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,8 +18,8 @@ const (
 )
 
 // BankAccount is a US bank account linked to a user, as the API returns it: the account
-// number is shortened to its last four digits (the full number is stored, for ACH, and
-// never leaves the service).
+// number is shortened to its last four digits (the full number is stored sealed, for ACH,
+// and never leaves the service).
 type BankAccount struct {
 	AccountID          uuid.UUID `json:"account_id"`
 	BankNickName       *string   `json:"bank_nick_name"`
@@ -58,11 +59,13 @@ type NewBankAccount struct {
 	IsDefault            *bool   `json:"is_default,omitempty"`
 }
 
-func bankAccountFromRow(r queries.BankAccount) BankAccount {
+// bankAccountFromRow is the API's view of a stored account, given its number (of which
+// it shows the last four digits).
+func bankAccountFromRow(r queries.BankAccount, number string) BankAccount {
 	return BankAccount{
 		AccountID:          uuid.MustParse(r.ID),
 		BankNickName:       stringPtr(r.NickName),
-		AccountNumber:      r.AccountNumber[len(r.AccountNumber)-4:],
+		AccountNumber:      number[len(number)-4:],
 		AccountBalance:     Decimal(r.Balance),
 		RoutingNumber:      r.RoutingNumber,
 		AccountType:        r.AccountType,
@@ -95,11 +98,15 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	if _, err := s.check("accounts_add", nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
+	// The number is sealed, and its blind index computed, before the write transaction:
+	// the duplicate check is the store's UNIQUE (user, routing number, blind index).
+	id, userID := s.newID().String(), canonicalID(in.UserID)
 	row := queries.BankAccount{
-		ID:                   s.newID().String(),
+		ID:                   id,
 		NickName:             nullString(in.NickName),
 		BankName:             in.BankName,
-		AccountNumber:        in.AccountNumber,
+		AccountNumberSealed:  s.keys.seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
+		AccountNumberIndex:   s.index.bankAccount(userID, in.RoutingNumber, in.AccountNumber),
 		RoutingNumber:        in.RoutingNumber,
 		BankAddress:          nullString(in.BankAddress),
 		City:                 nullString(in.City),
@@ -117,7 +124,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 		VerificationType:     initialVerificationType,
 		CreatedAt:            formatTime(s.Now()),
 	}
-	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row) }, func(q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row, in.AccountNumber) }, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err
@@ -145,7 +152,8 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 			NickName:             row.NickName,
 			AccountHolderName:    row.AccountHolderName,
 			BankName:             row.BankName,
-			AccountNumber:        row.AccountNumber,
+			AccountNumberSealed:  row.AccountNumberSealed,
+			AccountNumberIndex:   row.AccountNumberIndex,
 			RoutingNumber:        row.RoutingNumber,
 			BankAddress:          row.BankAddress,
 			City:                 row.City,
@@ -165,7 +173,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	if err != nil {
 		return BankAccount{}, err
 	}
-	return bankAccountFromRow(row), nil
+	return bankAccountFromRow(row, in.AccountNumber), nil
 }
 
 // GetBankAccount returns a linked bank account of a user of the platform, once that user
@@ -177,7 +185,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 	if _, err := s.check("accounts_get", map[string]string{"account_id": accountID}, nil, nil); err != nil {
 		return BankAccount{}, err
 	}
-	var a BankAccount
+	var row queries.BankAccount
 	err := s.read(ctx, func(q *queries.Queries) error {
 		r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{
 			ID:         canonicalID(accountID),
@@ -189,8 +197,17 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		if !r.VerifiedAt.Valid {
 			return Errorf(CodeForbidden, "The account's user is not identity-verified.")
 		}
-		a = bankAccountFromRow(r.BankAccount)
+		row = r.BankAccount
 		return nil
 	})
-	return a, err
+	if err != nil {
+		return BankAccount{}, err
+	}
+	// Only the last four digits are shown, but even those are kept nowhere in the clear:
+	// of a short number they would be most of it.
+	number, err := s.keys.open(row.AccountNumberSealed, bankAccountNumberAAD(row.ID))
+	if err != nil {
+		return BankAccount{}, fmt.Errorf("payments: number of bank account %s: %w", row.ID, err)
+	}
+	return bankAccountFromRow(row, string(number)), nil
 }

@@ -1,6 +1,7 @@
 package payments_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -108,14 +109,24 @@ func TestAddBankAccount(t *testing.T) {
 		if got.AccountID == uuid.Nil || !canonicalUUID.MatchString(got.AccountID.String()) {
 			t.Errorf("account_id = %q, not a canonical UUID", got.AccountID)
 		}
-		// The full number is stored (for ACH) and never returned.
-		var stored, holder, owner string
-		if err := db.QueryRow(`SELECT account_number, account_holder_name, user_id FROM bank_accounts WHERE id = ?`,
-			got.AccountID.String()).Scan(&stored, &holder, &owner); err != nil {
+		// The full number is stored sealed (for ACH) and never returned.
+		var sealed, holder, owner string
+		var index []byte
+		if err := db.QueryRow(`SELECT account_number_sealed, account_number_index, account_holder_name, user_id
+			FROM bank_accounts WHERE id = ?`, got.AccountID.String()).Scan(&sealed, &index, &holder, &owner); err != nil {
 			t.Fatal(err)
 		}
-		if stored != "000123456789" || holder != "A. Lovelace" || owner != u.UserID.String() {
-			t.Errorf("stored %q, %q, %q", stored, holder, owner)
+		if holder != "A. Lovelace" || owner != u.UserID.String() {
+			t.Errorf("stored %q, %q", holder, owner)
+		}
+		if !strings.HasPrefix(sealed, "v1:"+svc.DataKeyID()+":") || strings.Contains(sealed, "123456789") {
+			t.Errorf("account number stored as %q, want it sealed under %s", sealed, svc.DataKeyID())
+		}
+		if number, err := svc.Unseal(sealed, payments.BankAccountNumberAAD(got.AccountID.String())); err != nil || number != "000123456789" {
+			t.Errorf("sealed account number opens to %q, %v", number, err)
+		}
+		if want := svc.AccountIndex(u.UserID.String(), "021000021", "000123456789"); !bytes.Equal(index, want) || len(index) != 32 {
+			t.Errorf("blind index %x, want %x", index, want)
 		}
 		if raw, _ := json.Marshal(got); strings.Contains(string(raw), "123456789") {
 			t.Errorf("the response shows more than the last four digits: %s", raw)
@@ -147,6 +158,7 @@ func TestAddBankAccount(t *testing.T) {
 			t.Fatal(err)
 		}
 		absent := mustAccount(t, svc, p.PlatformID, newAccount(u.UserID, "40030000"))
+		gotID := got.AccountID.String()
 		got.AccountID, got.AccountNumber = absent.AccountID, absent.AccountNumber
 		if g, w := canonicalJSON(t, got), canonicalJSON(t, absent); g != w {
 			t.Errorf("with nulls:\n got %s\nwant %s (the fields left out)", g, w)
@@ -154,9 +166,10 @@ func TestAddBankAccount(t *testing.T) {
 		if got.IsDefault || got.AccountHolderName != "Ada Lovelace" || got.BankNickName != nil {
 			t.Errorf("account = %+v", got)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE account_number = '40020000' AND is_default = 0
+		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE id = ? AND is_default = 0
 			AND account_holder_name = 'Ada Lovelace' AND coalesce(nick_name, bank_address, city, state, zip, country,
-			account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country) IS NULL`); n != 1 {
+			account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country) IS NULL`,
+			gotID); n != 1 {
 			t.Error("the optional fields sent as null are not stored as NULL")
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"strconv"
 	"strings"
@@ -268,12 +269,20 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
+		// What opening a found platform's sealed secret costs: it is not to tell them apart.
+		if _, err := s.keys.open(s.decoySealed, s.decoyAAD); err != nil {
+			return platformRecord{}, err
+		}
 		return s.decoy, nil
 	}
 	if err != nil {
 		return platformRecord{}, err
 	}
-	p := platformRecord{known: true, env: Environment(row.Environment), secret: []byte(row.Secret),
+	secret, err := s.keys.open(row.SecretSealed, platformSecretAAD(row.ID))
+	if err != nil {
+		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
+	}
+	p := platformRecord{known: true, env: Environment(row.Environment), secret: secret,
 		requireTimestamp: row.RequireTimestamp != 0}
 	s.platforms.put(id, p)
 	return p, nil
@@ -349,11 +358,14 @@ func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCred
 
 // decoys are the stand-ins for an unknown platform id and an unknown API key: a platform
 // record whose key is as long as a real secret, and a secret's hash, both of a random
-// secret no one holds; and a random mask that turns a known id into one that is not.
+// secret no one holds; a sealed secret as long as a platform's, opened in place of one;
+// and a random mask that turns a known id into one that is not.
 type decoys struct {
-	decoy     platformRecord
-	decoyHash [sha256.Size]byte
-	mask      uuid.UUID
+	decoy       platformRecord
+	decoyHash   [sha256.Size]byte
+	decoySealed string // set once the keys are (Open)
+	decoyAAD    string
+	mask        uuid.UUID
 }
 
 func newDecoys() decoys {
@@ -361,6 +373,7 @@ func newDecoys() decoys {
 	return decoys{
 		decoy:     platformRecord{secret: []byte(secret)},
 		decoyHash: sha256.Sum256([]byte(secret)),
+		decoyAAD:  platformSecretAAD(uuid.NewString()),
 		mask:      uuid.New(),
 	}
 }
@@ -412,7 +425,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 			ID:               creds.PlatformID.String(),
 			Name:             name,
 			Environment:      string(env),
-			Secret:           creds.Secret,
+			SecretSealed:     s.keys.seal([]byte(creds.Secret), platformSecretAAD(creds.PlatformID.String())),
 			RequireTimestamp: requireTimestamp,
 			CreatedAt:        formatTime(s.Now()),
 		})

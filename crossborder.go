@@ -149,18 +149,18 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 			b.BankIdentifierValue = in.IdentifierValue
 		}
 		return q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
-			ID:              b.BankID.String(),
-			UserID:          user.ID,
-			PayeeID:         payee.ID,
-			AccountNumber:   b.AccountNumber,
-			Country:         b.Country,
-			BankAccType:     b.BankAccType,
-			BankNickName:    nullString(b.BankNickName),
-			IdentifierType:  nullString(b.BankIdentifierType),
-			IdentifierValue: nullString(b.BankIdentifierValue),
-			PayoutBankID:    nullString(in.PayoutBankID),
-			CreatedAt:       formatTime(now),
-			UpdatedAt:       formatTime(now),
+			ID:                  b.BankID.String(),
+			UserID:              user.ID,
+			PayeeID:             payee.ID,
+			AccountNumberSealed: s.keys.seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
+			Country:             b.Country,
+			BankAccType:         b.BankAccType,
+			BankNickName:        nullString(b.BankNickName),
+			IdentifierType:      nullString(b.BankIdentifierType),
+			IdentifierValue:     nullString(b.BankIdentifierValue),
+			PayoutBankID:        nullString(in.PayoutBankID),
+			CreatedAt:           formatTime(now),
+			UpdatedAt:           formatTime(now),
 		})
 	})
 	if err != nil {

@@ -163,7 +163,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		if !bytes.Equal(rec.Fingerprint, fingerprint) {
 			return zero, Errorf(CodeInvalid, "This Idempotency-Key was already used with a different request.")
 		}
-		return replay[T](idem, rec)
+		return replay[T](s, idem, rec)
 	case !errors.Is(err, sql.ErrNoRows):
 		return zero, err
 	}
@@ -205,11 +205,19 @@ func (s *Service) writeRemembering(ctx context.Context, result func() any, fn fu
 	})
 }
 
+// outcome is what a record keeps of an answer that may hold what the answer held (names,
+// a payee bank's full account number): stored sealed under the data key.
+type outcome struct {
+	Result json.RawMessage `json:"result,omitempty"` // the operation's result, for Go callers
+	Body   []byte          `json:"body,omitempty"`   // the rendered response, for HTTP
+}
+
 // store records the outcome of the attempt in the transaction of q.
 func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, result any, opErr error) error {
 	rec := queries.CreateIdempotencyRecordParams{
-		Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
+		ID: s.newID().String(), Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
 	}
+	var out outcome
 	if opErr != nil {
 		rec.ErrorCode = sql.NullString{String: string(ErrorCode(opErr)), Valid: true}
 		rec.ErrorMessage = sql.NullString{String: ErrorMessage(opErr), Valid: true}
@@ -218,12 +226,18 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		if err != nil {
 			return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
 		}
-		rec.Result = raw
+		out.Result = raw
 	}
 	if a.idem.Render != nil {
 		status, body := a.idem.Render(result, opErr, a.at)
-		rec.Status, rec.Body = sql.NullInt64{Int64: int64(status), Valid: true}, body
+		rec.Status, out.Body = sql.NullInt64{Int64: int64(status), Valid: true}, body
 	}
+	plain, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
+	}
+	rec.OutcomeSealed = s.keys.seal(plain, idempotencyOutcomeAAD(rec.ID))
+	clear(plain)
 	// An expired record of this key makes way; so, once a minute, do all expired ones.
 	notAfter := formatTime(a.at.Add(-s.idempotencyTTL))
 	if err := q.DeleteExpiredIdempotencyKey(ctx, queries.DeleteExpiredIdempotencyKeyParams{
@@ -242,19 +256,29 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		}
 		return err
 	}
-	a.stored, a.status, a.body = true, int(rec.Status.Int64), rec.Body
+	a.stored, a.status, a.body = true, int(rec.Status.Int64), out.Body
 	return nil
 }
 
 // replay returns the outcome stored in rec.
-func replay[T any](idem *Idempotency, rec queries.IdempotencyKey) (T, error) {
+func replay[T any](s *Service, idem *Idempotency, rec queries.IdempotencyKey) (T, error) {
 	var result T
+	plain, err := s.keys.open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
+	if err != nil {
+		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
+	}
+	var out outcome
+	err = json.Unmarshal(plain, &out)
+	clear(plain)
+	if err != nil {
+		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
+	}
 	idem.Replayed = true
-	idem.Status, idem.Body = int(rec.Status.Int64), rec.Body
+	idem.Status, idem.Body = int(rec.Status.Int64), out.Body
 	if rec.ErrorCode.Valid {
 		return result, &Error{Code: Code(rec.ErrorCode.String), Message: rec.ErrorMessage.String}
 	}
-	if err := json.Unmarshal(rec.Result, &result); err != nil {
+	if err := json.Unmarshal(out.Result, &result); err != nil {
 		return result, fmt.Errorf("payments: replay the outcome under key %q: %w", idem.Key, err)
 	}
 	return result, nil

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -214,4 +215,35 @@ func userCount(tb testing.TB, svc *payments.Service, platformID uuid.UUID) int64
 		tb.Fatal(err)
 	}
 	return page.TotalRecords
+}
+
+// An answer stored under an idempotency key is sealed like the values it may hold, moves
+// with a key rotation, and replays under the new key alone.
+func TestIdempotencyKeyRotation(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "payments.db")
+	oldKey, newKey := payments.NewDataKey(), payments.NewDataKey()
+	first := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}})
+	p := mustPlatform(t, first)
+	in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
+	u, err := first.CreateUser(payments.WithIdempotency(ctx, &payments.Idempotency{Key: "k1"}), p.PlatformID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rotating := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey, oldKey}})
+	if _, err := rotating.RotateKeys(ctx, payments.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rotating.Close(); err != nil {
+		t.Fatal(err)
+	}
+	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey}})
+	idem := &payments.Idempotency{Key: "k1"}
+	again, err := svc.CreateUser(payments.WithIdempotency(ctx, idem), p.PlatformID, in)
+	if err != nil || !idem.Replayed || again.UserID != u.UserID {
+		t.Errorf("after the rotation: %+v, %v, replayed %v; want %s replayed", again, err, idem.Replayed, u.UserID)
+	}
 }

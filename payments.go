@@ -64,6 +64,17 @@ type Options struct {
 	// IdempotencyTTL is how long an idempotency key is remembered (see Idempotency);
 	// default DefaultIdempotencyTTL, 24 hours.
 	IdempotencyTTL time.Duration
+	// DataKeys are the keys that full account numbers and platform secrets are sealed under
+	// (AES-256-GCM), the newest first: new values are sealed under the first; the others
+	// only open values that a key rotation (RotateKeys) has not resealed yet. Empty: the
+	// one key in KeyFile. A key that does not match the database fails Open.
+	DataKeys []DataKey
+	// KeyFile is the file the data key is read from when DataKeys is empty; default
+	// DefaultKeyFile(path), the database path with ".key" appended. When it does not exist
+	// and the database has no key yet (a new database, or one written before encryption
+	// at rest), Open creates it with a new key, readable by its owner only, and
+	// CreatedKeyFile names it. Production deployments give DataKeys from a secret store.
+	KeyFile string
 }
 
 // DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
@@ -88,6 +99,12 @@ type Service struct {
 	readQ  *queries.Queries
 
 	schemas *validator
+
+	// keys seal and open stored secrets; index computes the blind index of account
+	// numbers. Both are set at Open and never change.
+	keys           *keyring
+	index          *blindIndex
+	createdKeyFile string
 
 	// What authentication has read of platforms and API keys: never changed or deleted
 	// once created, so an entry never goes stale.
@@ -166,9 +183,25 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	if err := s.writer.PingContext(ctx); err != nil {
 		return fail(fmt.Errorf("payments: open %s: %w", path, err))
 	}
-	if err := s.migrate(ctx); err != nil {
+	sealed, err := s.migrate(ctx, path, opts)
+	var ke keyError
+	switch {
+	case errors.As(err, &ke):
+		return fail(fmt.Errorf("payments: open %s: %w", path, ke.error))
+	case err != nil:
 		return fail(fmt.Errorf("payments: migrate %s: %w", path, err))
 	}
+	if sealed {
+		// The values just sealed were plain in the write-ahead log's older frames: fold the
+		// log into the database and truncate it. (secure_delete has zeroed what the
+		// sealing replaced.) Another process reading at this moment keeps the log from
+		// being truncated; it is folded in and cleared at the latest when the last
+		// connection to the database closes.
+		if _, err := s.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return fail(fmt.Errorf("payments: checkpoint %s: %w", path, err))
+		}
+	}
+	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
 	if s.reader, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)")); err != nil {
 		return fail(fmt.Errorf("payments: open %s: %w", path, err))
 	}
@@ -190,10 +223,12 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 
 // dsn builds the modernc.org/sqlite DSN: pragmas are applied by the driver on every new
 // connection of the pool, busy_timeout first so that the others wait for a lock too.
+// secure_delete overwrites with zeros what a change removes (a value sealed anew, the
+// plain values an older database held), so that no old bytes stay in the file.
 func dsn(path, extra string) string {
 	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
 	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&" + extra
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
 }
 
 // Close closes the store.
@@ -212,50 +247,73 @@ func (s *Service) Close() error {
 	return errors.Join(errs...)
 }
 
+// migrationSteps are the Go parts of migrations, run in the migration's transaction right
+// after its SQL, by the migration's file name without its number (which may change when
+// branches merge). Each may use the keyring: set up before it runs.
+var migrationSteps = map[string]func(s *Service, ctx context.Context, q *queries.Queries) error{
+	"sealed_values.sql": (*Service).sealPlainValues,
+}
+
 // migrate applies, in one transaction, the embedded migrations newer than the database's
-// user_version.
-func (s *Service) migrate(ctx context.Context) error {
+// user_version (and their Go steps), then sets up the data keys (setUpKeys) in that same
+// transaction. It reports whether a step sealed values that were stored plain.
+func (s *Service) migrate(ctx context.Context, path string, opts Options) (sealed bool, err error) {
 	names, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
-		return err
+		return false, err
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer tx.Rollback()
+	q := queries.New(tx)
 	var version int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return err
+		return false, err
 	}
-	applied := 0
+	if version > len(names) {
+		return false, fmt.Errorf("database schema version %d is newer than this program (%d)", version, len(names))
+	}
 	for i, f := range names {
 		if i < version {
 			continue
 		}
-		if !strings.HasPrefix(f.Name(), fmt.Sprintf("%04d_", i+1)) {
-			return fmt.Errorf("migration %s is out of sequence (want number %04d)", f.Name(), i+1)
+		prefix := fmt.Sprintf("%04d_", i+1)
+		if !strings.HasPrefix(f.Name(), prefix) {
+			return false, fmt.Errorf("migration %s is out of sequence (want number %04d)", f.Name(), i+1)
 		}
 		body, err := migrationFiles.ReadFile("migrations/" + f.Name())
 		if err != nil {
-			return err
+			return false, err
 		}
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			return fmt.Errorf("%s: %w", f.Name(), err)
+			return false, fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		applied++
+		if step := migrationSteps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
+			if s.keys == nil {
+				if err := s.setUpKeys(ctx, q, path, opts); err != nil {
+					return false, err
+				}
+			}
+			if err := step(s, ctx, q); err != nil {
+				return false, fmt.Errorf("%s: %w", f.Name(), err)
+			}
+			sealed = version > 0 // a new database had nothing to seal
+		}
 	}
-	if version > len(names) {
-		return fmt.Errorf("database schema version %d is newer than this program (%d)", version, len(names))
+	if s.keys == nil {
+		if err := s.setUpKeys(ctx, q, path, opts); err != nil {
+			return false, err
+		}
 	}
-	if applied == 0 {
-		return nil
+	if version < len(names) {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
+			return false, err
+		}
 	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return sealed, tx.Commit()
 }
 
 // write runs fn in one immediate transaction on the writer connection and commits when fn
@@ -322,8 +380,8 @@ func notFound(err error, msg string) error {
 
 // conflicts names, by the UNIQUE constraint the store reports, what a client did twice.
 var conflicts = map[string]string{
-	"users.platform_id, users.email_key":                                                "A user with this email already exists.",
-	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number": "This bank account is already linked to the user.",
+	"users.platform_id, users.email_key":                                                      "A user with this email already exists.",
+	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": "This bank account is already linked to the user.",
 }
 
 // isUniqueViolation reports whether err is the store refusing a duplicate.

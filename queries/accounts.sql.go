@@ -21,11 +21,11 @@ func (q *Queries) ClearDefaultAccount(ctx context.Context, userID string) error 
 
 const createBankAccount = `-- name: CreateBankAccount :exec
 INSERT INTO bank_accounts (
-    id, user_id, nick_name, account_holder_name, bank_name, account_number, routing_number,
-    bank_address, city, state, zip, country, account_type,
+    id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed,
+    account_number_index, routing_number, bank_address, city, state, zip, country, account_type,
     account_holder_address, account_holder_city, account_holder_state, account_holder_zip,
     account_holder_country, is_default, created_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 `
 
 type CreateBankAccountParams struct {
@@ -34,7 +34,8 @@ type CreateBankAccountParams struct {
 	NickName             sql.NullString
 	AccountHolderName    string
 	BankName             string
-	AccountNumber        string
+	AccountNumberSealed  string
+	AccountNumberIndex   []byte
 	RoutingNumber        string
 	BankAddress          sql.NullString
 	City                 sql.NullString
@@ -58,7 +59,8 @@ func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountPa
 		arg.NickName,
 		arg.AccountHolderName,
 		arg.BankName,
-		arg.AccountNumber,
+		arg.AccountNumberSealed,
+		arg.AccountNumberIndex,
 		arg.RoutingNumber,
 		arg.BankAddress,
 		arg.City,
@@ -78,7 +80,7 @@ func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountPa
 }
 
 const getPlatformBankAccount = `-- name: GetPlatformBankAccount :one
-SELECT bank_accounts.id, bank_accounts.user_id, bank_accounts.nick_name, bank_accounts.account_holder_name, bank_accounts.bank_name, bank_accounts.account_number, bank_accounts.routing_number, bank_accounts.bank_address, bank_accounts.city, bank_accounts.state, bank_accounts.zip, bank_accounts.country, bank_accounts.account_type, bank_accounts.account_holder_address, bank_accounts.account_holder_city, bank_accounts.account_holder_state, bank_accounts.account_holder_zip, bank_accounts.account_holder_country, bank_accounts.balance, bank_accounts.verification_status, bank_accounts.verification_type, bank_accounts.is_verified, bank_accounts.is_default, bank_accounts.created_at, users.verified_at
+SELECT bank_accounts.id, bank_accounts.user_id, bank_accounts.nick_name, bank_accounts.account_holder_name, bank_accounts.bank_name, bank_accounts.account_number_sealed, bank_accounts.account_number_index, bank_accounts.routing_number, bank_accounts.bank_address, bank_accounts.city, bank_accounts.state, bank_accounts.zip, bank_accounts.country, bank_accounts.account_type, bank_accounts.account_holder_address, bank_accounts.account_holder_city, bank_accounts.account_holder_state, bank_accounts.account_holder_zip, bank_accounts.account_holder_country, bank_accounts.balance, bank_accounts.verification_status, bank_accounts.verification_type, bank_accounts.is_verified, bank_accounts.is_default, bank_accounts.created_at, users.verified_at
 FROM bank_accounts
 JOIN users ON users.id = bank_accounts.user_id
 WHERE bank_accounts.id = ?1 AND users.platform_id = ?2
@@ -103,7 +105,8 @@ func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBan
 		&i.BankAccount.NickName,
 		&i.BankAccount.AccountHolderName,
 		&i.BankAccount.BankName,
-		&i.BankAccount.AccountNumber,
+		&i.BankAccount.AccountNumberSealed,
+		&i.BankAccount.AccountNumberIndex,
 		&i.BankAccount.RoutingNumber,
 		&i.BankAccount.BankAddress,
 		&i.BankAccount.City,

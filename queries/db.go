@@ -24,6 +24,9 @@ func New(db DBTX) *Queries {
 func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	q := Queries{db: db}
 	var err error
+	if q.addDataKeyStmt, err = db.PrepareContext(ctx, addDataKey); err != nil {
+		return nil, fmt.Errorf("error preparing query AddDataKey: %w", err)
+	}
 	if q.addExchangeRateStmt, err = db.PrepareContext(ctx, addExchangeRate); err != nil {
 		return nil, fmt.Errorf("error preparing query AddExchangeRate: %w", err)
 	}
@@ -33,17 +36,26 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addRuleCurrencyStmt, err = db.PrepareContext(ctx, addRuleCurrency); err != nil {
 		return nil, fmt.Errorf("error preparing query AddRuleCurrency: %w", err)
 	}
+	if q.bankAccountNumbersAfterStmt, err = db.PrepareContext(ctx, bankAccountNumbersAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query BankAccountNumbersAfter: %w", err)
+	}
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
 	}
 	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
 	}
+	if q.countSealedByKeyStmt, err = db.PrepareContext(ctx, countSealedByKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CountSealedByKey: %w", err)
+	}
 	if q.createAPICredentialStmt, err = db.PrepareContext(ctx, createAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPICredential: %w", err)
 	}
 	if q.createBankAccountStmt, err = db.PrepareContext(ctx, createBankAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateBankAccount: %w", err)
+	}
+	if q.createBlindIndexKeyStmt, err = db.PrepareContext(ctx, createBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateBlindIndexKey: %w", err)
 	}
 	if q.createCardStmt, err = db.PrepareContext(ctx, createCard); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateCard: %w", err)
@@ -90,6 +102,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getAPICredentialStmt, err = db.PrepareContext(ctx, getAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPICredential: %w", err)
 	}
+	if q.getBlindIndexKeyStmt, err = db.PrepareContext(ctx, getBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query GetBlindIndexKey: %w", err)
+	}
 	if q.getIdempotencyRecordStmt, err = db.PrepareContext(ctx, getIdempotencyRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIdempotencyRecord: %w", err)
 	}
@@ -123,6 +138,24 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
 	}
+	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
+	}
+	if q.lastBankAccountIDStmt, err = db.PrepareContext(ctx, lastBankAccountID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastBankAccountID: %w", err)
+	}
+	if q.lastIdempotencyRecordIDStmt, err = db.PrepareContext(ctx, lastIdempotencyRecordID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastIdempotencyRecordID: %w", err)
+	}
+	if q.lastPayeeBankIDStmt, err = db.PrepareContext(ctx, lastPayeeBankID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastPayeeBankID: %w", err)
+	}
+	if q.lastPlatformIDStmt, err = db.PrepareContext(ctx, lastPlatformID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastPlatformID: %w", err)
+	}
+	if q.listDataKeysStmt, err = db.PrepareContext(ctx, listDataKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query ListDataKeys: %w", err)
+	}
 	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
 	}
@@ -132,8 +165,32 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.nextPwIDStmt, err = db.PrepareContext(ctx, nextPwID); err != nil {
 		return nil, fmt.Errorf("error preparing query NextPwID: %w", err)
 	}
+	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
+	}
+	if q.platformSecretsAfterStmt, err = db.PrepareContext(ctx, platformSecretsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query PlatformSecretsAfter: %w", err)
+	}
 	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
 		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
+	}
+	if q.retireDataKeyStmt, err = db.PrepareContext(ctx, retireDataKey); err != nil {
+		return nil, fmt.Errorf("error preparing query RetireDataKey: %w", err)
+	}
+	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
+	}
+	if q.setBlindIndexKeyStmt, err = db.PrepareContext(ctx, setBlindIndexKey); err != nil {
+		return nil, fmt.Errorf("error preparing query SetBlindIndexKey: %w", err)
+	}
+	if q.setIdempotencyOutcomeStmt, err = db.PrepareContext(ctx, setIdempotencyOutcome); err != nil {
+		return nil, fmt.Errorf("error preparing query SetIdempotencyOutcome: %w", err)
+	}
+	if q.setPayeeBankNumberStmt, err = db.PrepareContext(ctx, setPayeeBankNumber); err != nil {
+		return nil, fmt.Errorf("error preparing query SetPayeeBankNumber: %w", err)
+	}
+	if q.setPlatformSecretStmt, err = db.PrepareContext(ctx, setPlatformSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query SetPlatformSecret: %w", err)
 	}
 	if q.softDeleteCardStmt, err = db.PrepareContext(ctx, softDeleteCard); err != nil {
 		return nil, fmt.Errorf("error preparing query SoftDeleteCard: %w", err)
@@ -152,6 +209,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 
 func (q *Queries) Close() error {
 	var err error
+	if q.addDataKeyStmt != nil {
+		if cerr := q.addDataKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addDataKeyStmt: %w", cerr)
+		}
+	}
 	if q.addExchangeRateStmt != nil {
 		if cerr := q.addExchangeRateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing addExchangeRateStmt: %w", cerr)
@@ -167,6 +229,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addRuleCurrencyStmt: %w", cerr)
 		}
 	}
+	if q.bankAccountNumbersAfterStmt != nil {
+		if cerr := q.bankAccountNumbersAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing bankAccountNumbersAfterStmt: %w", cerr)
+		}
+	}
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
@@ -177,6 +244,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countPlatformsStmt: %w", cerr)
 		}
 	}
+	if q.countSealedByKeyStmt != nil {
+		if cerr := q.countSealedByKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countSealedByKeyStmt: %w", cerr)
+		}
+	}
 	if q.createAPICredentialStmt != nil {
 		if cerr := q.createAPICredentialStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createAPICredentialStmt: %w", cerr)
@@ -185,6 +257,11 @@ func (q *Queries) Close() error {
 	if q.createBankAccountStmt != nil {
 		if cerr := q.createBankAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createBankAccountStmt: %w", cerr)
+		}
+	}
+	if q.createBlindIndexKeyStmt != nil {
+		if cerr := q.createBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createBlindIndexKeyStmt: %w", cerr)
 		}
 	}
 	if q.createCardStmt != nil {
@@ -262,6 +339,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getAPICredentialStmt: %w", cerr)
 		}
 	}
+	if q.getBlindIndexKeyStmt != nil {
+		if cerr := q.getBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getBlindIndexKeyStmt: %w", cerr)
+		}
+	}
 	if q.getIdempotencyRecordStmt != nil {
 		if cerr := q.getIdempotencyRecordStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getIdempotencyRecordStmt: %w", cerr)
@@ -317,6 +399,36 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
 		}
 	}
+	if q.idempotencyOutcomesAfterStmt != nil {
+		if cerr := q.idempotencyOutcomesAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
+		}
+	}
+	if q.lastBankAccountIDStmt != nil {
+		if cerr := q.lastBankAccountIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastBankAccountIDStmt: %w", cerr)
+		}
+	}
+	if q.lastIdempotencyRecordIDStmt != nil {
+		if cerr := q.lastIdempotencyRecordIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastIdempotencyRecordIDStmt: %w", cerr)
+		}
+	}
+	if q.lastPayeeBankIDStmt != nil {
+		if cerr := q.lastPayeeBankIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastPayeeBankIDStmt: %w", cerr)
+		}
+	}
+	if q.lastPlatformIDStmt != nil {
+		if cerr := q.lastPlatformIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastPlatformIDStmt: %w", cerr)
+		}
+	}
+	if q.listDataKeysStmt != nil {
+		if cerr := q.listDataKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listDataKeysStmt: %w", cerr)
+		}
+	}
 	if q.listPayeeAddressesStmt != nil {
 		if cerr := q.listPayeeAddressesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPayeeAddressesStmt: %w", cerr)
@@ -332,9 +444,49 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing nextPwIDStmt: %w", cerr)
 		}
 	}
+	if q.payeeBankNumbersAfterStmt != nil {
+		if cerr := q.payeeBankNumbersAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
+		}
+	}
+	if q.platformSecretsAfterStmt != nil {
+		if cerr := q.platformSecretsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing platformSecretsAfterStmt: %w", cerr)
+		}
+	}
 	if q.renamePayeeStmt != nil {
 		if cerr := q.renamePayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renamePayeeStmt: %w", cerr)
+		}
+	}
+	if q.retireDataKeyStmt != nil {
+		if cerr := q.retireDataKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing retireDataKeyStmt: %w", cerr)
+		}
+	}
+	if q.setBankAccountNumberStmt != nil {
+		if cerr := q.setBankAccountNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setBankAccountNumberStmt: %w", cerr)
+		}
+	}
+	if q.setBlindIndexKeyStmt != nil {
+		if cerr := q.setBlindIndexKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setBlindIndexKeyStmt: %w", cerr)
+		}
+	}
+	if q.setIdempotencyOutcomeStmt != nil {
+		if cerr := q.setIdempotencyOutcomeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setIdempotencyOutcomeStmt: %w", cerr)
+		}
+	}
+	if q.setPayeeBankNumberStmt != nil {
+		if cerr := q.setPayeeBankNumberStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setPayeeBankNumberStmt: %w", cerr)
+		}
+	}
+	if q.setPlatformSecretStmt != nil {
+		if cerr := q.setPlatformSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setPlatformSecretStmt: %w", cerr)
 		}
 	}
 	if q.softDeleteCardStmt != nil {
@@ -396,13 +548,17 @@ func (q *Queries) queryRow(ctx context.Context, stmt *sql.Stmt, query string, ar
 type Queries struct {
 	db                                  DBTX
 	tx                                  *sql.Tx
+	addDataKeyStmt                      *sql.Stmt
 	addExchangeRateStmt                 *sql.Stmt
 	addRuleCountryStmt                  *sql.Stmt
 	addRuleCurrencyStmt                 *sql.Stmt
+	bankAccountNumbersAfterStmt         *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
+	countSealedByKeyStmt                *sql.Stmt
 	createAPICredentialStmt             *sql.Stmt
 	createBankAccountStmt               *sql.Stmt
+	createBlindIndexKeyStmt             *sql.Stmt
 	createCardStmt                      *sql.Stmt
 	createIdempotencyRecordStmt         *sql.Stmt
 	createPayeeStmt                     *sql.Stmt
@@ -418,6 +574,7 @@ type Queries struct {
 	deleteExpiredIdempotencyKeyStmt     *sql.Stmt
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
+	getBlindIndexKeyStmt                *sql.Stmt
 	getIdempotencyRecordStmt            *sql.Stmt
 	getPayeeAddressStmt                 *sql.Stmt
 	getPayeeRulesStmt                   *sql.Stmt
@@ -429,10 +586,24 @@ type Queries struct {
 	getUserPayeeStmt                    *sql.Stmt
 	getUserSettingsStmt                 *sql.Stmt
 	getUserWalletStmt                   *sql.Stmt
+	idempotencyOutcomesAfterStmt        *sql.Stmt
+	lastBankAccountIDStmt               *sql.Stmt
+	lastIdempotencyRecordIDStmt         *sql.Stmt
+	lastPayeeBankIDStmt                 *sql.Stmt
+	lastPlatformIDStmt                  *sql.Stmt
+	listDataKeysStmt                    *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listUsersPageStmt                   *sql.Stmt
 	nextPwIDStmt                        *sql.Stmt
+	payeeBankNumbersAfterStmt           *sql.Stmt
+	platformSecretsAfterStmt            *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
+	retireDataKeyStmt                   *sql.Stmt
+	setBankAccountNumberStmt            *sql.Stmt
+	setBlindIndexKeyStmt                *sql.Stmt
+	setIdempotencyOutcomeStmt           *sql.Stmt
+	setPayeeBankNumberStmt              *sql.Stmt
+	setPlatformSecretStmt               *sql.Stmt
 	softDeleteCardStmt                  *sql.Stmt
 	softDeletePayeeBankStmt             *sql.Stmt
 	userHasDefaultAccountStmt           *sql.Stmt
@@ -443,13 +614,17 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 	return &Queries{
 		db:                                  tx,
 		tx:                                  tx,
+		addDataKeyStmt:                      q.addDataKeyStmt,
 		addExchangeRateStmt:                 q.addExchangeRateStmt,
 		addRuleCountryStmt:                  q.addRuleCountryStmt,
 		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
+		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
+		countSealedByKeyStmt:                q.countSealedByKeyStmt,
 		createAPICredentialStmt:             q.createAPICredentialStmt,
 		createBankAccountStmt:               q.createBankAccountStmt,
+		createBlindIndexKeyStmt:             q.createBlindIndexKeyStmt,
 		createCardStmt:                      q.createCardStmt,
 		createIdempotencyRecordStmt:         q.createIdempotencyRecordStmt,
 		createPayeeStmt:                     q.createPayeeStmt,
@@ -465,6 +640,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteExpiredIdempotencyKeyStmt:     q.deleteExpiredIdempotencyKeyStmt,
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
+		getBlindIndexKeyStmt:                q.getBlindIndexKeyStmt,
 		getIdempotencyRecordStmt:            q.getIdempotencyRecordStmt,
 		getPayeeAddressStmt:                 q.getPayeeAddressStmt,
 		getPayeeRulesStmt:                   q.getPayeeRulesStmt,
@@ -476,10 +652,24 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
 		getUserSettingsStmt:                 q.getUserSettingsStmt,
 		getUserWalletStmt:                   q.getUserWalletStmt,
+		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
+		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
+		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,
+		lastPayeeBankIDStmt:                 q.lastPayeeBankIDStmt,
+		lastPlatformIDStmt:                  q.lastPlatformIDStmt,
+		listDataKeysStmt:                    q.listDataKeysStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listUsersPageStmt:                   q.listUsersPageStmt,
 		nextPwIDStmt:                        q.nextPwIDStmt,
+		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
+		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,
+		retireDataKeyStmt:                   q.retireDataKeyStmt,
+		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
+		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
+		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,
+		setPayeeBankNumberStmt:              q.setPayeeBankNumberStmt,
+		setPlatformSecretStmt:               q.setPlatformSecretStmt,
 		softDeleteCardStmt:                  q.softDeleteCardStmt,
 		softDeletePayeeBankStmt:             q.softDeletePayeeBankStmt,
 		userHasDefaultAccountStmt:           q.userHasDefaultAccountStmt,

@@ -1,10 +1,10 @@
 -- name: GetIdempotencyRecord :one
-SELECT scope, key, fingerprint, error_code, error_message, result, status, body, created_at
+SELECT id, scope, key, fingerprint, error_code, error_message, status, outcome_sealed, created_at
 FROM idempotency_keys
 WHERE scope = sqlc.arg(scope) AND key = sqlc.arg(key) AND created_at > sqlc.arg(not_before);
 
 -- name: CreateIdempotencyRecord :exec
-INSERT INTO idempotency_keys (scope, key, fingerprint, error_code, error_message, result, status, body, created_at)
+INSERT INTO idempotency_keys (id, scope, key, fingerprint, error_code, error_message, status, outcome_sealed, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
 
 -- name: DeleteExpiredIdempotencyRecords :execrows

@@ -11,32 +11,32 @@ import (
 )
 
 const createIdempotencyRecord = `-- name: CreateIdempotencyRecord :exec
-INSERT INTO idempotency_keys (scope, key, fingerprint, error_code, error_message, result, status, body, created_at)
+INSERT INTO idempotency_keys (id, scope, key, fingerprint, error_code, error_message, status, outcome_sealed, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 `
 
 type CreateIdempotencyRecordParams struct {
-	Scope        string
-	Key          string
-	Fingerprint  []byte
-	ErrorCode    sql.NullString
-	ErrorMessage sql.NullString
-	Result       []byte
-	Status       sql.NullInt64
-	Body         []byte
-	CreatedAt    string
+	ID            string
+	Scope         string
+	Key           string
+	Fingerprint   []byte
+	ErrorCode     sql.NullString
+	ErrorMessage  sql.NullString
+	Status        sql.NullInt64
+	OutcomeSealed string
+	CreatedAt     string
 }
 
 func (q *Queries) CreateIdempotencyRecord(ctx context.Context, arg CreateIdempotencyRecordParams) error {
 	_, err := q.exec(ctx, q.createIdempotencyRecordStmt, createIdempotencyRecord,
+		arg.ID,
 		arg.Scope,
 		arg.Key,
 		arg.Fingerprint,
 		arg.ErrorCode,
 		arg.ErrorMessage,
-		arg.Result,
 		arg.Status,
-		arg.Body,
+		arg.OutcomeSealed,
 		arg.CreatedAt,
 	)
 	return err
@@ -72,7 +72,7 @@ func (q *Queries) DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter 
 }
 
 const getIdempotencyRecord = `-- name: GetIdempotencyRecord :one
-SELECT scope, key, fingerprint, error_code, error_message, result, status, body, created_at
+SELECT id, scope, key, fingerprint, error_code, error_message, status, outcome_sealed, created_at
 FROM idempotency_keys
 WHERE scope = ?1 AND key = ?2 AND created_at > ?3
 `
@@ -87,14 +87,14 @@ func (q *Queries) GetIdempotencyRecord(ctx context.Context, arg GetIdempotencyRe
 	row := q.queryRow(ctx, q.getIdempotencyRecordStmt, getIdempotencyRecord, arg.Scope, arg.Key, arg.NotBefore)
 	var i IdempotencyKey
 	err := row.Scan(
+		&i.ID,
 		&i.Scope,
 		&i.Key,
 		&i.Fingerprint,
 		&i.ErrorCode,
 		&i.ErrorMessage,
-		&i.Result,
 		&i.Status,
-		&i.Body,
+		&i.OutcomeSealed,
 		&i.CreatedAt,
 	)
 	return i, err

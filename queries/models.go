@@ -21,7 +21,8 @@ type BankAccount struct {
 	NickName             sql.NullString
 	AccountHolderName    string
 	BankName             string
-	AccountNumber        string
+	AccountNumberSealed  string
+	AccountNumberIndex   []byte
 	RoutingNumber        string
 	BankAddress          sql.NullString
 	City                 sql.NullString
@@ -42,6 +43,12 @@ type BankAccount struct {
 	CreatedAt            string
 }
 
+type BlindIndexKey struct {
+	ID        int64
+	KeySealed string
+	CreatedAt string
+}
+
 type Card struct {
 	ID        string
 	UserID    string
@@ -51,6 +58,13 @@ type Card struct {
 	ExpYear   int64
 	CreatedAt string
 	DeletedAt sql.NullString
+}
+
+type DataKey struct {
+	KeyID     string
+	KeyCheck  string
+	AddedAt   string
+	RetiredAt sql.NullString
 }
 
 type ExchangeRate struct {
@@ -64,15 +78,15 @@ type ExchangeRate struct {
 }
 
 type IdempotencyKey struct {
-	Scope        string
-	Key          string
-	Fingerprint  []byte
-	ErrorCode    sql.NullString
-	ErrorMessage sql.NullString
-	Result       []byte
-	Status       sql.NullInt64
-	Body         []byte
-	CreatedAt    string
+	ID            string
+	Scope         string
+	Key           string
+	Fingerprint   []byte
+	ErrorCode     sql.NullString
+	ErrorMessage  sql.NullString
+	Status        sql.NullInt64
+	OutcomeSealed string
+	CreatedAt     string
 }
 
 type Payee struct {
@@ -108,19 +122,19 @@ type PayeeAddress struct {
 }
 
 type PayeeBank struct {
-	ID              string
-	UserID          string
-	PayeeID         string
-	AccountNumber   string
-	Country         string
-	BankAccType     string
-	BankNickName    sql.NullString
-	IdentifierType  sql.NullString
-	IdentifierValue sql.NullString
-	PayoutBankID    sql.NullString
-	CreatedAt       string
-	UpdatedAt       string
-	DeletedAt       sql.NullString
+	ID                  string
+	UserID              string
+	PayeeID             string
+	AccountNumberSealed string
+	Country             string
+	BankAccType         string
+	BankNickName        sql.NullString
+	IdentifierType      sql.NullString
+	IdentifierValue     sql.NullString
+	PayoutBankID        sql.NullString
+	CreatedAt           string
+	UpdatedAt           string
+	DeletedAt           sql.NullString
 }
 
 type PayeeRuleCountry struct {
@@ -150,7 +164,7 @@ type Platform struct {
 	ID               string
 	Name             string
 	Environment      string
-	Secret           string
+	SecretSealed     string
 	UserCount        int64
 	CreatedAt        string
 	RequireTimestamp int64

@@ -1,6 +1,6 @@
 -- name: CreatePayeeBank :exec
 INSERT INTO payee_banks (
-    id, user_id, payee_id, account_number, country, bank_acc_type, bank_nick_name,
+    id, user_id, payee_id, account_number_sealed, country, bank_acc_type, bank_nick_name,
     identifier_type, identifier_value, payout_bank_id, created_at, updated_at
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
 

@@ -12,24 +12,24 @@ import (
 
 const createPayeeBank = `-- name: CreatePayeeBank :exec
 INSERT INTO payee_banks (
-    id, user_id, payee_id, account_number, country, bank_acc_type, bank_nick_name,
+    id, user_id, payee_id, account_number_sealed, country, bank_acc_type, bank_nick_name,
     identifier_type, identifier_value, payout_bank_id, created_at, updated_at
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 `
 
 type CreatePayeeBankParams struct {
-	ID              string
-	UserID          string
-	PayeeID         string
-	AccountNumber   string
-	Country         string
-	BankAccType     string
-	BankNickName    sql.NullString
-	IdentifierType  sql.NullString
-	IdentifierValue sql.NullString
-	PayoutBankID    sql.NullString
-	CreatedAt       string
-	UpdatedAt       string
+	ID                  string
+	UserID              string
+	PayeeID             string
+	AccountNumberSealed string
+	Country             string
+	BankAccType         string
+	BankNickName        sql.NullString
+	IdentifierType      sql.NullString
+	IdentifierValue     sql.NullString
+	PayoutBankID        sql.NullString
+	CreatedAt           string
+	UpdatedAt           string
 }
 
 func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error {
@@ -37,7 +37,7 @@ func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
-		arg.AccountNumber,
+		arg.AccountNumberSealed,
 		arg.Country,
 		arg.BankAccType,
 		arg.BankNickName,

@@ -1,9 +1,9 @@
 -- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, require_timestamp, created_at)
+INSERT INTO platforms (id, name, environment, secret_sealed, require_timestamp, created_at)
 VALUES (?, ?, ?, ?, ?, ?);
 
 -- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at, require_timestamp
+SELECT id, name, environment, secret_sealed, user_count, created_at, require_timestamp
 FROM platforms
 WHERE id = ?;
 

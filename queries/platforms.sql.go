@@ -21,7 +21,7 @@ func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64
 }
 
 const createPlatform = `-- name: CreatePlatform :exec
-INSERT INTO platforms (id, name, environment, secret, require_timestamp, created_at)
+INSERT INTO platforms (id, name, environment, secret_sealed, require_timestamp, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
 `
 
@@ -29,7 +29,7 @@ type CreatePlatformParams struct {
 	ID               string
 	Name             string
 	Environment      string
-	Secret           string
+	SecretSealed     string
 	RequireTimestamp int64
 	CreatedAt        string
 }
@@ -39,7 +39,7 @@ func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) 
 		arg.ID,
 		arg.Name,
 		arg.Environment,
-		arg.Secret,
+		arg.SecretSealed,
 		arg.RequireTimestamp,
 		arg.CreatedAt,
 	)
@@ -47,7 +47,7 @@ func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) 
 }
 
 const getPlatform = `-- name: GetPlatform :one
-SELECT id, name, environment, secret, user_count, created_at, require_timestamp
+SELECT id, name, environment, secret_sealed, user_count, created_at, require_timestamp
 FROM platforms
 WHERE id = ?
 `
@@ -59,7 +59,7 @@ func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) 
 		&i.ID,
 		&i.Name,
 		&i.Environment,
-		&i.Secret,
+		&i.SecretSealed,
 		&i.UserCount,
 		&i.CreatedAt,
 		&i.RequireTimestamp,

@@ -2,9 +2,9 @@
 // the txtar format of testscript (github.com/rogpeppe/go-internal/testscript) that read
 // like a terminal session.
 //
-// Each script gets a fresh database file, $WORK/payments.db (in $DB), and the real
-// server (payments.Open and httpserver.New) running on it, at $URL, in the sandbox
-// environment. Files written after the script as "-- name --" sections are request
+// Each script gets a fresh database file, $WORK/payments.db (in $DB), with its data key
+// in $DB.key (created by the first open, as for any new database), and the real server
+// (payments.Open and httpserver.New) running on it, at $URL, in the sandbox environment. Files written after the script as "-- name --" sections are request
 // bodies and expected answers. Scripts run in parallel, each in its own world.
 //
 //	func TestScripts(t *testing.T) { scenario.Run(t, "testdata") }

@@ -26,14 +26,14 @@ JSON then also says "require_timestamp":true. It cannot be changed later.`,
 
 func runPlatformCreate(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	env := envFlag(fs, "the environment `ENV` the platform's credentials belong to: sandbox or production")
 	name := fs.String("name", "", "the platform's `NAME` (required)")
 	requireTimestamp := fs.Bool("require-timestamp", false, "require a signed X-Timestamp on every request of the platform (see call -timestamp)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *name == "" {
@@ -42,7 +42,7 @@ func runPlatformCreate(ctx context.Context, inv *invocation, args []string) erro
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, *env, func(svc *payments.Service) error {
+	return inv.withService(ctx, db, *env, func(svc *payments.Service) error {
 		creds, err := svc.CreatePlatform(ctx, *name, *env, payments.PlatformOptions{RequireTimestamp: *requireTimestamp})
 		if err != nil {
 			return err
@@ -61,12 +61,12 @@ var apikeyCreateCommand = &command{
 
 func runAPIKeyCreate(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	user := fs.String("user", "", "the `USER_ID` of the user the key acts for (required)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -79,7 +79,7 @@ func runAPIKeyCreate(ctx context.Context, inv *invocation, args []string) error 
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		key, err := svc.CreateAPIKey(ctx, userID.String())
 		if err != nil {
 			return err
@@ -104,11 +104,11 @@ type verifiedUser struct {
 
 func runUserVerify(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -118,24 +118,12 @@ func runUserVerify(ctx context.Context, inv *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		if err := svc.VerifyUser(ctx, userID.String()); err != nil {
 			return err
 		}
 		return inv.printJSON(verifiedUser{UserID: userID, Verified: true})
 	})
-}
-
-// dbFlag declares the -db flag every command but call takes.
-func dbFlag(fs *flag.FlagSet) *string {
-	return fs.String("db", "payments.db", "the SQLite database `FILE`, created and migrated on first use")
-}
-
-func checkDB(path string) error {
-	if path == "" {
-		return usagef("-db must not be empty")
-	}
-	return nil
 }
 
 // environment is the -env flag: only sandbox and production are accepted.
@@ -174,24 +162,4 @@ func parseUserID(what, s string) (uuid.UUID, error) {
 		return uuid.Nil, usagef("%s: %q is not a user id (want a UUID)", what, s)
 	}
 	return id, nil
-}
-
-// withService opens the database at path for env (the default when empty), runs fn and
-// closes the database, reporting a failure to close as the command's.
-func (inv *invocation) withService(ctx context.Context, path string, env payments.Environment, fn func(*payments.Service) error) error {
-	return inv.withServiceOptions(ctx, path, payments.Options{Environment: env}, fn)
-}
-
-// withServiceOptions is withService with all of the library's options.
-func (inv *invocation) withServiceOptions(ctx context.Context, path string, opts payments.Options, fn func(*payments.Service) error) (err error) {
-	svc, err := payments.Open(ctx, path, opts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := svc.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	return fn(svc)
 }

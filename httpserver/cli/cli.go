@@ -1,7 +1,8 @@
 // Package cli is the paymentsd command line: one program that serves the API and
 // administers its database. Main is the whole program, callable from tests and script
 // harnesses: it never exits the process and reads only the arguments and streams it is
-// given.
+// given, and the environment variables that may hold data keys (PAYMENTS_DATA_KEY,
+// PAYMENTS_OLD_DATA_KEYS).
 package cli
 
 import (
@@ -11,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/platform-payments/payments"
@@ -45,6 +47,9 @@ var commands = []*command{
 	addressAddCommand,
 	ratesSetCommand,
 	rulesLoadCommand,
+	keysGenerateCommand,
+	keysStatusCommand,
+	keysRotateCommand,
 	callCommand,
 	testCommand,
 }
@@ -172,6 +177,8 @@ type invocation struct {
 	stdout io.Writer
 	stderr io.Writer
 	flags  *flag.FlagSet // set by parse, for the help
+	// logger, when set (serve), takes the notes other commands write on stderr.
+	logger *slog.Logger
 }
 
 // flagSet returns an empty flag set for the command that reports errors only through

@@ -53,6 +53,19 @@ func decodeLine(t *testing.T, stdout string, v any) {
 	}
 }
 
+// withoutKeyNote returns stderr without the line a command writes when it creates the
+// key file of the new database db, and fails unless that line is there.
+func withoutKeyNote(t *testing.T, stderr, db string) string {
+	t.Helper()
+	prefix := "paymentsd: created the data key file " + db + ".key (key id "
+	line, rest, _ := strings.Cut(stderr, "\n")
+	if !strings.HasPrefix(line, prefix) || !strings.Contains(line, "$PAYMENTS_DATA_KEY or -data-key-file") {
+		t.Errorf("stderr %q: want first the note that %s.key was created", stderr, db)
+		return stderr
+	}
+	return rest
+}
+
 // tempDB returns the path of a database file that does not exist yet.
 func tempDB(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "payments.db")
@@ -128,6 +141,10 @@ func TestUsageErrors(t *testing.T) {
 		{"CallRelativePath", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "GET", "api"}, "must start with /"},
 		{"CallSpaceInPath", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "GET", "/a b"}, "must be percent-encoded"},
 		{"CallBadMethod", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "GE T", "/"}, "is not an HTTP method"},
+		{"RotateNoNewKey", []string{"keys", "rotate", "-db", db}, "paymentsd keys rotate: -new-key-file is required"},
+		{"RotateBadBatch", []string{"keys", "rotate", "-db", db, "-new-key-file", "k", "-batch", "0"}, "-batch must be at least 1"},
+		{"StatusExtraArgument", []string{"keys", "status", "-db", db, "more"}, `unexpected argument "more"`},
+		{"OldKeyFileEmpty", []string{"user", "verify", "-db", db, "-old-data-key-file", "", id}, "want a file name"},
 		{"CallBadHeader", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-header", "no colon", "GET", "/"}, "want 'Name: value'"},
 		{"CallTimestampTwice", []string{"call", "-url", "http://127.0.0.1:1", "-platform", id, "-secret", "s", "-timestamp", "-timestamp-at", "1", "GET", "/"}, "give -timestamp or -timestamp-at, not both"},
 		{"CallTimestampAPIKey", []string{"call", "-url", "http://127.0.0.1:1", "-api-key", id, "-api-secret", "s", "-timestamp", "GET", "/"}, "-timestamp and -timestamp-at go with -platform and -secret"},
@@ -150,8 +167,10 @@ func TestUsageErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat(db); !os.IsNotExist(err) {
-		t.Errorf("a usage error touched the database: %v", err)
+	for _, f := range []string{db, db + ".key"} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("a usage error touched the database: %v", err)
+		}
 	}
 }
 
@@ -171,6 +190,9 @@ func TestHelp(t *testing.T) {
 		{[]string{"serve", "-h"}, []string{"Usage: paymentsd serve", "-addr ADDR", "-tls-cert FILE", "-tls-key FILE", "-timestamp-tolerance DURATION", `(default 5m0s)`,
 			"-idempotency-ttl DURATION", "-rate-limit R", "(default 1000)", "-rate-burst B", "twice -rate-limit", "-auth-failures N", "(default 300)", "-client-ip-header NAME"}},
 		{[]string{"call", "-h"}, []string{"Usage: paymentsd call -url URL", "-header 'Name: value'", "-api-key KEY", "-timestamp\n", "-timestamp-at UNIX"}},
+		{[]string{"keys", "-h"}, []string{"keys generate", "keys status", "keys rotate"}},
+		{[]string{"keys", "rotate", "-h"}, []string{"Usage: paymentsd keys rotate", "-new-key-file FILE", "-old-data-key-file FILE", "-batch N", "run it again to resume"}},
+		{[]string{"platform", "create", "-h"}, []string{"-data-key-file FILE", "$PAYMENTS_DATA_KEY", "-old-data-key-file FILE"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -197,7 +219,7 @@ func TestPlatformCreate(t *testing.T) {
 				args = append(args, "-env", "production")
 			}
 			r := run(t, "", args...)
-			if r.code != 0 || r.stderr != "" {
+			if r.code != 0 || withoutKeyNote(t, r.stderr, db) != "" {
 				t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 			}
 			// Exactly the contract's fields: decodeLine refuses any other.
@@ -237,7 +259,7 @@ func TestPlatformCreateRequireTimestamp(t *testing.T) {
 	ctx := context.Background()
 	db := tempDB(t)
 	r := run(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
-	if r.code != 0 || r.stderr != "" {
+	if r.code != 0 || !strings.HasPrefix(r.stderr, "paymentsd: created the data key file") {
 		t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 	}
 	var creds struct {
@@ -271,11 +293,12 @@ func TestPlatformCreateRequireTimestamp(t *testing.T) {
 
 func TestAPIKeyCreate(t *testing.T) {
 	t.Run("ErrUserNotFound", func(t *testing.T) {
-		r := run(t, "", "apikey", "create", "-db", tempDB(t), "-user", uuid.NewString())
+		db := tempDB(t)
+		r := run(t, "", "apikey", "create", "-db", db, "-user", uuid.NewString())
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 		}
-		if r.stderr != "paymentsd apikey create: User not found.\n" {
+		if withoutKeyNote(t, r.stderr, db) != "paymentsd apikey create: User not found.\n" {
 			t.Errorf("stderr = %q", r.stderr)
 		}
 	})
@@ -309,8 +332,9 @@ func TestAPIKeyCreate(t *testing.T) {
 
 func TestUserVerify(t *testing.T) {
 	t.Run("ErrUserNotFound", func(t *testing.T) {
-		r := run(t, "", "user", "verify", "-db", tempDB(t), uuid.NewString())
-		if r.code != 1 || r.stdout != "" || r.stderr != "paymentsd user verify: User not found.\n" {
+		db := tempDB(t)
+		r := run(t, "", "user", "verify", "-db", db, uuid.NewString())
+		if r.code != 1 || r.stdout != "" || withoutKeyNote(t, r.stderr, db) != "paymentsd user verify: User not found.\n" {
 			t.Errorf("got %+v", r)
 		}
 	})

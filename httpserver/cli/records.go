@@ -25,7 +25,7 @@ var cardAddCommand = &command{
 
 func runCardAdd(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	user := fs.String("user", "", "the `USER_ID` of the card holder (required)")
 	brand := fs.String("brand", "visa", "the card `BRAND`: visa, mastercard, amex, discover, diners, jcb or unionpay")
 	last4 := fs.String("last4", "4242", "the last four `DIGITS` of the card number")
@@ -33,7 +33,7 @@ func runCardAdd(ctx context.Context, inv *invocation, args []string) error {
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *user == "" {
@@ -50,7 +50,7 @@ func runCardAdd(ctx context.Context, inv *invocation, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		card, err := svc.AddCard(ctx, userID.String(), payments.NewCard{Brand: *brand, Last4: *last4, ExpMonth: month, ExpYear: year})
 		if err != nil {
 			return err
@@ -83,13 +83,13 @@ var addressAddCommand = &command{
 
 func runAddressAdd(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	user := fs.String("user", "", "the `USER_ID` the payee belongs to (required)")
 	payee := fs.String("payee", "", "the `PAYEE_ID` of the payee (required)")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *user == "" || *payee == "" {
@@ -110,7 +110,7 @@ func runAddressAdd(ctx context.Context, inv *invocation, args []string) error {
 	if err != nil {
 		return fmt.Errorf("reading the address from stdin: %w", err)
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		path := map[string]string{"user_id": userID.String(), "payee_id": payeeID.String()}
 		var in payments.NewPayeeAddress
 		if err := svc.Decode("addresses_add", payments.Request{Path: path, Body: body}, &in); err != nil {
@@ -135,7 +135,7 @@ var ratesSetCommand = &command{
 
 func runRatesSet(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	base := fs.String("base", "", "the base currency `CODE` (ISO 4217, required)")
 	payout := fs.String("payout", "", "the payout currency `CODE` (ISO 4217, required)")
 	rate := fs.String("rate", "", "units of the payout currency per unit of the base currency, a `DECIMAL` (required)")
@@ -144,7 +144,7 @@ func runRatesSet(ctx context.Context, inv *invocation, args []string) error {
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if *base == "" || *payout == "" || *rate == "" {
@@ -153,7 +153,7 @@ func runRatesSet(ctx context.Context, inv *invocation, args []string) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		r, err := svc.SetExchangeRate(ctx, payments.NewExchangeRate{
 			BaseCurrency: *base, PayoutCurrency: *payout, ExchangeRate: *rate, ApplyTime: *at, Fixed: *fixed,
 		})
@@ -181,11 +181,11 @@ type rulesLoaded struct {
 
 func runRulesLoad(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
@@ -195,7 +195,7 @@ func runRulesLoad(ctx context.Context, inv *invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	return inv.withService(ctx, *db, "", func(svc *payments.Service) error {
+	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
 		n, err := svc.LoadPayeeRules(ctx, fs.Arg(0), raw)
 		if err != nil {
 			return err

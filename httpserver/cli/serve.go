@@ -42,7 +42,7 @@ address in; without it every client counts as the proxy's address.`,
 
 func runServe(ctx context.Context, inv *invocation, args []string) error {
 	fs := inv.flagSet()
-	db := dbFlag(fs)
+	db := storeFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on the TCP address `ADDR` (port 0 picks a free port)")
 	env := envFlag(fs, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
 	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance,
@@ -59,7 +59,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := checkDB(*db); err != nil {
+	if err := db.check(); err != nil {
 		return err
 	}
 	if (*certFile == "") != (*keyFile == "") {
@@ -89,19 +89,20 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	}()
 
 	logger := slog.New(slog.NewJSONHandler(inv.stderr, nil))
+	inv.logger = logger
 	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
-	return inv.withServiceOptions(ctx, *db, svcOpts, func(svc *payments.Service) error {
+	return inv.withServiceOptions(ctx, db, svcOpts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
 			return err
 		}
 		if !has {
-			hint := program + " platform create -db " + shellQuote(*db)
+			hint := program + " platform create -db " + shellQuote(db.path)
 			if *env != payments.Sandbox {
 				hint += " -env " + string(*env)
 			}
 			hint += " -name NAME"
-			logger.Warn("no platform in the database yet; create one with: "+hint, "db", *db)
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path)
 		}
 		scheme := "http"
 		if *certFile != "" {
@@ -114,7 +115,8 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 			Logger:   logger,
 			Ready: func(a net.Addr) {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
-					"environment", string(*env), "db", *db, "timestamp_tolerance", tolerance.String())
+					"environment", string(*env), "db", db.path, "timestamp_tolerance", tolerance.String(),
+					"data_key_id", svc.DataKeyID())
 			},
 		})
 		if err != nil {

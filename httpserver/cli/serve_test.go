@@ -100,11 +100,16 @@ func TestServe(t *testing.T) {
 		addr, stderr, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0", "-env", "production")
 
 		log := logLines(t, stderr.String())
-		if hint, _ := log[0]["msg"].(string); !strings.Contains(hint, "paymentsd platform create -db "+db+" -env production -name NAME") {
-			t.Errorf("first log line %v, want the hint to create a platform", log[0])
+		if note, _ := log[0]["msg"].(string); !strings.HasPrefix(note, "created a new data key file") ||
+			log[0]["key_file"] != db+".key" || log[0]["level"] != "WARN" {
+			t.Errorf("first log line %v, want the note that the key file was created", log[0])
+		}
+		if hint, _ := log[1]["msg"].(string); !strings.Contains(hint, "paymentsd platform create -db "+db+" -env production -name NAME") {
+			t.Errorf("second log line %v, want the hint to create a platform", log[1])
 		}
 		listening := log[len(log)-1]
-		if listening["environment"] != "production" || listening["url"] != "http://"+addr || listening["timestamp_tolerance"] != "5m0s" {
+		if listening["environment"] != "production" || listening["url"] != "http://"+addr ||
+			listening["timestamp_tolerance"] != "5m0s" || listening["data_key_id"] != log[0]["key_id"] {
 			t.Errorf("listening line %v", listening)
 		}
 

@@ -12,12 +12,20 @@
 //	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID < address.json
 //	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
 //	paymentsd rules load      [-db F] FILE.json
+//	paymentsd keys generate   -out FILE
+//	paymentsd keys status     [-db F]
+//	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
 //	paymentsd call -url URL (-platform ID -secret S [-timestamp | -timestamp-at UNIX] | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //
-// Every command but call and test works on the SQLite file named by -db (default payments.db),
-// creating and migrating it on first use; the server and the other commands may use one
-// file at the same time. What a command creates is printed on stdout as one line of JSON.
+// Every command but call, test and keys generate works on the SQLite file named by -db
+// (default payments.db), creating and migrating it on first use; the server and the other
+// commands may use one file at the same time. Full account numbers and platform secrets
+// are stored sealed under a data key (base64 of 32 bytes): from -data-key-file FILE, else
+// $PAYMENTS_DATA_KEY, else the file named like the database with .key appended, which the
+// first command on a new database creates (mode 0600) and says so once. During a key
+// rotation, older keys are given with -old-data-key-file FILE (repeatable) or
+// $PAYMENTS_OLD_DATA_KEYS. What a command creates is printed on stdout as one line of JSON.
 // serve logs JSON on stderr, including the address it listens on, and stops gracefully
 // on SIGINT or SIGTERM; each platform and each user-API key may send -rate-limit requests
 // a second (-rate-burst at once), and -auth-failures failed authentications a minute from

@@ -1,0 +1,284 @@
+package payments
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// What the database keeps about data keys, and what Open, the one-time sealing of an older
+// database and a key rotation do with it.
+
+// keyError is a data key problem found at open: reported as such, not as a failed
+// migration.
+type keyError struct{ error }
+
+func (e keyError) Unwrap() error { return e.error }
+
+// setUpKeys makes the service's keyring and blind index. It runs in Open's migration
+// transaction, so that two processes opening one new database agree on its first key.
+// With no key given it reads the key file, creating it for a database that has no key
+// yet. Each configured key the database knows must open its key check; a database whose
+// values are sealed under none of the configured keys, or under a key not configured,
+// is refused here rather than failing on a request. The newest configured key is
+// registered when it is new: that is how a key rotation starts.
+func (s *Service) setUpKeys(ctx context.Context, q *queries.Queries, path string, opts Options) error {
+	known, err := q.ListDataKeys(ctx)
+	if err != nil {
+		return err
+	}
+	var live []string // keys that may still seal values
+	knownByID := map[string]queries.DataKey{}
+	for _, k := range known {
+		knownByID[k.KeyID] = k
+		if !k.RetiredAt.Valid {
+			live = append(live, k.KeyID)
+		}
+	}
+
+	keys := opts.DataKeys
+	if len(keys) == 0 {
+		file := opts.KeyFile
+		if file == "" {
+			file = DefaultKeyFile(path)
+		}
+		k, err := ReadKeyFile(file)
+		switch {
+		case err == nil:
+		case errors.Is(err, fs.ErrNotExist) && len(known) == 0:
+			k = NewDataKey()
+			if err := WriteKeyFile(file, k); err != nil {
+				return err
+			}
+			s.createdKeyFile = file
+		case errors.Is(err, fs.ErrNotExist):
+			return keyError{fmt.Errorf("%w: the key file %s does not exist, and this database's values are sealed under data key %s",
+				ErrMissingDataKey, file, strings.Join(live, ", "))}
+		default:
+			return keyError{err}
+		}
+		keys = []DataKey{k}
+	}
+	ring, err := newKeyring(keys)
+	if err != nil {
+		return keyError{err}
+	}
+
+	write := ring.writeID()
+	anyKnown := false
+	for i, k := range ring.keys {
+		row, ok := knownByID[k.id]
+		if !ok {
+			if i == 0 {
+				continue // a new key to seal with: registered below
+			}
+			return keyError{fmt.Errorf("%w: data key %s, given as an older key, is not a key of this database", ErrWrongDataKey, k.id)}
+		}
+		anyKnown = true
+		if check, err := ring.open(row.KeyCheck, keyCheckAAD(k.id)); err != nil || string(check) != keyCheckText {
+			return keyError{fmt.Errorf("%w: data key %s does not open this database's check of that key", ErrWrongDataKey, k.id)}
+		}
+		if i == 0 && row.RetiredAt.Valid {
+			return keyError{fmt.Errorf("%w: data key %s was retired at %s; seal with this database's current key %s",
+				ErrRetiredDataKey, k.id, row.RetiredAt.String, strings.Join(live, ", "))}
+		}
+	}
+	if _, ok := knownByID[write]; !ok {
+		if len(known) > 0 && !anyKnown {
+			return keyError{fmt.Errorf("%w (key id %s; its values are sealed under key id %s)",
+				ErrWrongDataKey, write, strings.Join(live, ", "))}
+		}
+		if err := q.AddDataKey(ctx, queries.AddDataKeyParams{
+			KeyID:    write,
+			KeyCheck: ring.seal([]byte(keyCheckText), keyCheckAAD(write)),
+			AddedAt:  formatTime(s.Now()),
+		}); err != nil {
+			return err
+		}
+	}
+	for _, id := range live {
+		if ring.byID(id) == nil {
+			return keyError{fmt.Errorf("%w: values of this database are still sealed under data key %s "+
+				"(a key rotation to %s is not finished): give that key too, as an older key", ErrMissingDataKey, id, write)}
+		}
+	}
+
+	root := make([]byte, 32)
+	sealedRoot, err := q.GetBlindIndexKey(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		rand.Read(root) // never returns an error (crypto/rand, Go 1.24+)
+		err = q.CreateBlindIndexKey(ctx, queries.CreateBlindIndexKeyParams{
+			KeySealed: ring.seal(root, blindIndexKeyAAD),
+			CreatedAt: formatTime(s.Now()),
+		})
+	case err == nil:
+		root, err = ring.open(sealedRoot, blindIndexKeyAAD)
+	}
+	if err != nil {
+		return fmt.Errorf("blind-index key: %w", err)
+	}
+	s.keys, s.index = ring, newBlindIndex(root)
+	clear(root)
+	return nil
+}
+
+// sealedRow is a row of a sealed column as a walk reads it.
+type sealedRow struct {
+	id, value string
+	// For a linked bank account, what its blind index covers besides the number.
+	userID, routingNumber string
+}
+
+// sealedColumn is one column of sealed values, walked a batch at a time in id order up to
+// the last id there was when the walk started (rows added later are sealed under the
+// newest key already, or found by the check that ends a rotation).
+type sealedColumn struct {
+	name string
+	aad  func(id string) string
+	last func(ctx context.Context) (string, error)
+	list func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error)
+	// set stores the value sealed anew (and, for an account number, its blind index).
+	set func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, plain []byte) error
+}
+
+// sealedColumns are the columns of sealed values; q reads where each walk ends.
+func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
+	return []sealedColumn{{
+		name: "platforms.secret",
+		aad:  platformSecretAAD,
+		last: q.LastPlatformID,
+		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
+			rows, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: after, Upto: upto, Batch: batch})
+			out := make([]sealedRow, len(rows))
+			for i, r := range rows {
+				out[i] = sealedRow{id: r.ID, value: r.SecretSealed}
+			}
+			return out, err
+		},
+		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
+			return q.SetPlatformSecret(ctx, queries.SetPlatformSecretParams{SecretSealed: sealed, ID: r.id})
+		},
+	}, {
+		name: "bank_accounts.account_number",
+		aad:  bankAccountNumberAAD,
+		last: q.LastBankAccountID,
+		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
+			rows, err := q.BankAccountNumbersAfter(ctx, queries.BankAccountNumbersAfterParams{After: after, Upto: upto, Batch: batch})
+			out := make([]sealedRow, len(rows))
+			for i, r := range rows {
+				out[i] = sealedRow{id: r.ID, value: r.AccountNumberSealed, userID: r.UserID, routingNumber: r.RoutingNumber}
+			}
+			return out, err
+		},
+		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, plain []byte) error {
+			return q.SetBankAccountNumber(ctx, queries.SetBankAccountNumberParams{
+				AccountNumberSealed: sealed,
+				AccountNumberIndex:  s.index.bankAccount(r.userID, r.routingNumber, string(plain)),
+				ID:                  r.id,
+			})
+		},
+	}, {
+		name: "payee_banks.account_number",
+		aad:  payeeBankNumberAAD,
+		last: q.LastPayeeBankID,
+		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
+			rows, err := q.PayeeBankNumbersAfter(ctx, queries.PayeeBankNumbersAfterParams{After: after, Upto: upto, Batch: batch})
+			out := make([]sealedRow, len(rows))
+			for i, r := range rows {
+				out[i] = sealedRow{id: r.ID, value: r.AccountNumberSealed}
+			}
+			return out, err
+		},
+		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
+			return q.SetPayeeBankNumber(ctx, queries.SetPayeeBankNumberParams{AccountNumberSealed: sealed, ID: r.id})
+		},
+	}, {
+		name: "idempotency_keys.outcome",
+		aad:  idempotencyOutcomeAAD,
+		last: q.LastIdempotencyRecordID,
+		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
+			rows, err := q.IdempotencyOutcomesAfter(ctx, queries.IdempotencyOutcomesAfterParams{After: after, Upto: upto, Batch: batch})
+			out := make([]sealedRow, len(rows))
+			for i, r := range rows {
+				out[i] = sealedRow{id: r.ID, value: r.OutcomeSealed}
+			}
+			return out, err
+		},
+		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
+			return q.SetIdempotencyOutcome(ctx, queries.SetIdempotencyOutcomeParams{OutcomeSealed: sealed, ID: r.id})
+		},
+	}}
+}
+
+// sealBatch seals anew, under the newest key, the values of up to batch rows of col after
+// the id after and up to upto: plain values (of a database written before encryption at rest) and values
+// sealed under an older key; values already under the newest key are left as they are.
+// It returns the last id read (after, when none), how many values it sealed, and whether
+// the column has no rows past those read.
+func (s *Service) sealBatch(ctx context.Context, q *queries.Queries, col sealedColumn, after, upto string, batch int) (last string, n int, done bool, err error) {
+	rows, err := col.list(ctx, q, after, upto, int64(batch))
+	if err != nil {
+		return after, 0, false, err
+	}
+	write := s.keys.writeID()
+	for _, r := range rows {
+		var plain []byte
+		switch id, sealed := sealedKeyID(r.value); {
+		case !sealed:
+			plain = []byte(r.value)
+		case id == write:
+			continue
+		default:
+			if plain, err = s.keys.open(r.value, col.aad(r.id)); err != nil {
+				return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
+			}
+		}
+		err := col.set(ctx, q, r, s.keys.seal(plain, col.aad(r.id)), plain)
+		clear(plain)
+		if err != nil {
+			return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
+		}
+		n++
+	}
+	if len(rows) > 0 {
+		after = rows[len(rows)-1].id
+	}
+	return after, n, len(rows) < batch, nil
+}
+
+// sealPlainValues is the Go part of migration sealed_values: in the migration's own
+// transaction, it seals every value the migration left plain, and computes the blind
+// index of every linked account number.
+func (s *Service) sealPlainValues(ctx context.Context, q *queries.Queries) error {
+	for _, col := range s.sealedColumns(q) {
+		upto, err := col.last(ctx)
+		if err != nil {
+			return err
+		}
+		after, done := "", false
+		for !done {
+			if after, _, done, err = s.sealBatch(ctx, q, col, after, upto, defaultSealBatch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// defaultSealBatch is how many rows a rotation reseals in one transaction: a few
+// milliseconds of writing, so that the requests a server writes meanwhile hardly wait.
+const defaultSealBatch = 500
+
+// DataKeyID returns the id of the data key the service seals new values under.
+func (s *Service) DataKeyID() string { return s.keys.writeID() }
+
+// CreatedKeyFile returns the key file Open created with a new data key (see
+// Options.KeyFile), or "" when it created none.
+func (s *Service) CreatedKeyFile() string { return s.createdKeyFile }

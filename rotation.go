@@ -1,0 +1,184 @@
+package payments
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Key rotation: every sealed value moved to the newest data key, the older keys retired;
+// and the report of which key seals how many values.
+
+// RotateOptions tunes RotateKeys.
+type RotateOptions struct {
+	// BatchSize is how many rows are resealed in one transaction; default 500.
+	BatchSize int
+	// Progress, when set, is called after each batch with the column walked (e.g.
+	// "bank_accounts.account_number") and the number of values resealed so far.
+	Progress func(column string, resealed int)
+}
+
+// Rotation is what RotateKeys did.
+type Rotation struct {
+	// KeyID is the key every value is now sealed under.
+	KeyID string `json:"key_id"`
+	// Resealed is how many values this run moved to it.
+	Resealed int `json:"resealed"`
+	// Retired are the keys this run retired: they seal nothing and open nothing any more.
+	Retired []string `json:"retired"`
+}
+
+// rotationRounds bounds how many times RotateKeys walks the store: a value sealed under an
+// older key after the walk passed it (by a process that seals with an older key) sends
+// the walk round again.
+const rotationRounds = 3
+
+// RotateKeys reseals every value under the service's newest data key (the first of
+// Options.DataKeys), in transactions of BatchSize rows, then retires the older keys. It
+// can run while servers keep serving and writing, provided they were started with the
+// newest key as well (first) and the older ones; it can be interrupted (cancel ctx) and
+// run again, resuming where it stopped, because it reseals only what is not under the
+// newest key yet. The values of older keys stay readable until the last transaction, which
+// checks that no value is left under them and retires them, in one step.
+func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation, error) {
+	batch := opts.BatchSize
+	if batch <= 0 {
+		batch = defaultSealBatch
+	}
+	out := Rotation{KeyID: s.keys.writeID(), Retired: []string{}}
+	for range rotationRounds {
+		for _, col := range s.sealedColumns(s.writeQ) {
+			upto, err := col.last(ctx)
+			if err != nil {
+				return out, err
+			}
+			after, done := "", false
+			for !done {
+				if err := ctx.Err(); err != nil {
+					return out, err
+				}
+				var n int
+				err := s.write(ctx, func(q *queries.Queries) (err error) {
+					after, n, done, err = s.sealBatch(ctx, q, col, after, upto, batch)
+					return err
+				})
+				if err != nil {
+					return out, err
+				}
+				out.Resealed += n
+				if opts.Progress != nil {
+					opts.Progress(col.name, out.Resealed)
+				}
+			}
+		}
+		retired, resealed, finished, err := s.finishRotation(ctx)
+		if err != nil {
+			return out, err
+		}
+		out.Resealed += resealed
+		if finished {
+			out.Retired = append(out.Retired, retired...)
+			return out, nil
+		}
+	}
+	return out, fmt.Errorf("payments: values are still being sealed under an older data key after %d rounds: "+
+		"is a server running without the new key %s?", rotationRounds, out.KeyID)
+}
+
+// finishRotation, in one transaction, reseals the blind-index key (resealed is 1 when it
+// did) and, when no value is left under another key, retires every other key.
+func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
+	write := s.keys.writeID()
+	err = s.write(ctx, func(q *queries.Queries) error {
+		sealedRoot, err := q.GetBlindIndexKey(ctx)
+		if err != nil {
+			return err
+		}
+		if id, _ := sealedKeyID(sealedRoot); id != write {
+			root, err := s.keys.open(sealedRoot, blindIndexKeyAAD)
+			if err != nil {
+				return fmt.Errorf("payments: blind-index key: %w", err)
+			}
+			err = q.SetBlindIndexKey(ctx, s.keys.seal(root, blindIndexKeyAAD))
+			clear(root)
+			if err != nil {
+				return err
+			}
+			resealed = 1
+		}
+		counts, err := q.CountSealedByKey(ctx)
+		if err != nil {
+			return err
+		}
+		for _, c := range counts {
+			if c.KeyID != write && c.N > 0 {
+				return nil // not finished: walk again (the index key is resealed already)
+			}
+		}
+		known, err := q.ListDataKeys(ctx)
+		if err != nil {
+			return err
+		}
+		for _, k := range known {
+			if k.KeyID == write || k.RetiredAt.Valid {
+				continue
+			}
+			if err := q.RetireDataKey(ctx, queries.RetireDataKeyParams{RetiredAt: nullTime(s.Now()), KeyID: k.KeyID}); err != nil {
+				return err
+			}
+			retired = append(retired, k.KeyID)
+		}
+		finished = true
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return retired, resealed, finished, nil
+}
+
+// DataKeyInfo describes a data key of the database.
+type DataKeyInfo struct {
+	KeyID     string     `json:"key_id"`
+	AddedAt   time.Time  `json:"added_at"`
+	RetiredAt *time.Time `json:"retired_at"`
+	// Values is how many stored values are sealed under the key.
+	Values int64 `json:"values"`
+	// Configured: the service was given this key. Sealing: it seals new values.
+	Configured bool `json:"configured"`
+	Sealing    bool `json:"sealing"`
+}
+
+// DataKeys lists the database's data keys, oldest first, with how many values each seals:
+// a rotation is finished when only the newest key seals values and the others are retired.
+func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
+	var out []DataKeyInfo
+	err := s.read(ctx, func(q *queries.Queries) error {
+		known, err := q.ListDataKeys(ctx)
+		if err != nil {
+			return err
+		}
+		counts, err := q.CountSealedByKey(ctx)
+		if err != nil {
+			return err
+		}
+		values := map[string]int64{}
+		for _, c := range counts {
+			values[c.KeyID] = c.N
+		}
+		for _, k := range known {
+			out = append(out, DataKeyInfo{
+				KeyID:      k.KeyID,
+				AddedAt:    parseTime(k.AddedAt),
+				RetiredAt:  parseNullTime(k.RetiredAt),
+				Values:     values[k.KeyID],
+				Configured: s.keys.byID(k.KeyID) != nil,
+				Sealing:    k.KeyID == s.keys.writeID(),
+			})
+		}
+		return nil
+	})
+	return out, err
+}
