@@ -51,6 +51,7 @@ var commands = []*command{
 	keysStatusCommand,
 	keysRotateCommand,
 	callCommand,
+	benchCommand,
 	testCommand,
 }
 

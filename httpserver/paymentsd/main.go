@@ -17,6 +17,7 @@
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
 //	paymentsd call -url URL (-platform ID -secret S [-timestamp | -timestamp-at UNIX] | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
+//	paymentsd bench -url URL -platform ID -secret S [-op create|get|list] [-c 50] [-d 10s] [-baseline]
 //
 // Every command but call, test and keys generate works on the SQLite file named by -db
 // (default payments.db), creating and migrating it on first use; the server and the other
