@@ -57,7 +57,11 @@ type NewBankAccount struct {
 	AccountHolderZip     *string `json:"account_holder_zip,omitempty"`
 	AccountHolderCountry *string `json:"account_holder_country,omitempty"`
 	IsDefault            *bool   `json:"is_default,omitempty"`
+
+	decodedMark
 }
+
+func (NewBankAccount) requestSchema() string { return "accounts_add" }
 
 // bankAccountFromRow is the API's view of a stored account, given its number (of which
 // it shows the last four digits).
@@ -95,7 +99,7 @@ func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in N
 }
 
 func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	if _, err := s.check("accounts_add", nil, nil, in); err != nil {
+	if _, err := s.check(in.requestSchema(), nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
 	// The number is sealed, and its blind index computed, before the write transaction:

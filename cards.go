@@ -34,7 +34,11 @@ type NewCard struct {
 // CardDeletion is the body of Delete Card.
 type CardDeletion struct {
 	CardID string `json:"card_id"`
+
+	decodedMark
 }
+
+func (CardDeletion) requestSchema() string { return "cards_delete" }
 
 // DeletedCard is what Delete Card returns.
 type DeletedCard struct {
@@ -93,7 +97,7 @@ func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID s
 }
 
 func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	if _, err := s.check("cards_delete", map[string]string{"user_id": userID}, nil, in); err != nil {
+	if _, err := s.check(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)

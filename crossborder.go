@@ -38,10 +38,10 @@ type NewPayeeBank struct {
 	IdentifierValue *string `json:"identifier_value,omitempty"`
 	PayoutBankID    *string `json:"payout_bank_id,omitempty"`
 
-	sent *sentBody // the body it was decoded from, for the country rules' 422
+	decodedMark
 }
 
-func (b *NewPayeeBank) keepSent(s *sentBody) { b.sent = s }
+func (NewPayeeBank) requestSchema() string { return payeeBankRequest }
 
 // providerAccountTypes maps bank_acc_type to the payout provider's account type code.
 var providerAccountTypes = map[string]string{"savings": "AHO", "current": "CTE", "no_needed": "NON"}
@@ -100,7 +100,7 @@ func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 
 func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
-	body, err := s.check(payeeBankRequest, pathParams, nil, in)
+	body, err := s.check(in.requestSchema(), pathParams, nil, in)
 	if err != nil {
 		return PayeeBank{}, err
 	}
@@ -132,9 +132,9 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		}
 		// The country rules see the body without its nulls (a null is a field left out);
 		// a mandatory field missing shows the body as sent.
-		doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}, "body": body}
+		doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}, "body": withoutNulls(body)}
 		if err := rules.validate(payeeBankRequest, doc, nil); err != nil {
-			return missingShows(err, in.sent.or(body))
+			return missingShows(err, body)
 		}
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

@@ -36,3 +36,6 @@ func (s *Service) Unseal(sealed, aad string) (string, error) { return Unseal(s.k
 func (s *Service) AccountIndex(userID, routingNumber, accountNumber string) []byte {
 	return s.index.bankAccount(userID, routingNumber, accountNumber)
 }
+
+// Validations returns how many requests the service has validated against their schemas.
+func Validations(s *Service) int64 { return s.schemas.validations.Load() }

@@ -26,16 +26,20 @@ type NewPayee struct {
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
 
-	sent *sentBody // the body it was decoded from, for the contact rule's 422
+	decodedMark
 }
 
-func (p *NewPayee) keepSent(b *sentBody) { p.sent = b }
+func (NewPayee) requestSchema() string { return "payees_create" }
 
 // PayeeRename is the body of Update Payee.
 type PayeeRename struct {
 	PayeeID string `json:"payee_id"`
 	Name    string `json:"name"`
+
+	decodedMark
 }
+
+func (PayeeRename) requestSchema() string { return "payees_update" }
 
 func payeeFromRow(r queries.Payee) Payee {
 	return Payee{
@@ -61,11 +65,11 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 }
 
 func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	body, err := s.check("payees_create", nil, nil, in)
+	body, err := s.check(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return Payee{}, err
 	}
-	if err := checkContact(in.sent.or(body), false); err != nil {
+	if err := checkContact(body, false); err != nil {
 		return Payee{}, err
 	}
 	p := Payee{
@@ -106,7 +110,7 @@ func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID 
 }
 
 func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	if _, err := s.check("payees_update", map[string]string{"user_id": userID}, nil, in); err != nil {
+	if _, err := s.check(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee

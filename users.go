@@ -38,17 +38,21 @@ type NewUser struct {
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
 
-	sent *sentBody // the body it was decoded from, for the contact rule's 422
+	decodedMark
 }
 
-func (u *NewUser) keepSent(b *sentBody) { u.sent = b }
+func (NewUser) requestSchema() string { return "users_create" }
 
 // ListUsersParams is the body of List Users; zero values mean the defaults (10 rows, page 1),
 // as a JSON null or a field left out does.
 type ListUsersParams struct {
 	RowsPerPage int `json:"rows_per_page,omitempty"`
 	PageNo      int `json:"page_no,omitempty"`
+
+	decodedMark
 }
+
+func (ListUsersParams) requestSchema() string { return "users_list" }
 
 // UserPage is one page of a platform's users, oldest first.
 type UserPage struct {
@@ -98,11 +102,11 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 }
 
 func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
-	body, err := s.check("users_create", nil, nil, in)
+	body, err := s.check(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return User{}, err
 	}
-	if err := checkContact(in.sent.or(body), true); err != nil {
+	if err := checkContact(body, true); err != nil {
 		return User{}, err
 	}
 	u := User{
@@ -171,7 +175,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 //
 // Returns CodeInvalid when the parameters fail validation.
 func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams) (UserPage, error) {
-	if _, err := s.check("users_list", nil, nil, in); err != nil {
+	if _, err := s.check(in.requestSchema(), nil, nil, in); err != nil {
 		return UserPage{}, err
 	}
 	rows, page := int64(in.RowsPerPage), int64(in.PageNo)

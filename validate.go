@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -44,6 +46,8 @@ type validator struct {
 	docs    map[string]any                // every schema document by URL, to read keyword values
 	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
 	formats map[string]format             // the formats the schemas may name
+
+	validations atomic.Int64 // requests validated so far: each once
 }
 
 func newValidator() (*validator, error) {
@@ -164,11 +168,22 @@ func objectKeys(raw []byte) []string {
 	return keys
 }
 
+// DecodeRequest validates req against the request schema of dst, a request value of the
+// API (NewUser, NewPayee, PayeeRename, ListUsersParams, NewBankAccount, CardDeletion,
+// NewPayeeBank), and decodes the body into dst, as Decode does. The operation dst is then
+// passed to does not validate it again: each request is validated once.
+func (s *Service) DecodeRequest(req Request, dst any) error {
+	v, ok := dst.(requestValue)
+	if !ok {
+		return fmt.Errorf("payments: %T is not a request value of the API", dst)
+	}
+	return s.Decode(v.requestSchema(), req, dst)
+}
+
 // Decode validates req against the named request schema and, when it passes, decodes the
-// body into dst (which may be nil): a null member decodes as the field left out. A value
-// with rules beyond JSON Schema (NewUser, NewPayee, NewPayeeBank) also keeps the body as
-// sent, which their 422 entries show. It returns a CodeInvalid *Error carrying the API's
-// 422 entries.
+// body into dst (which may be nil): a null member decodes as the field left out. A request
+// value remembers what it was validated as (see decoded). It returns a CodeInvalid *Error
+// carrying the API's 422 entries.
 func (s *Service) Decode(name string, req Request, dst any) error {
 	doc := map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}
 	if len(req.Body) > 0 {
@@ -187,34 +202,48 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 		if err := json.Unmarshal(req.Body, dst); err != nil {
 			return fmt.Errorf("payments: decode %s body after validation: %w", name, err)
 		}
-		if k, ok := dst.(keepsSentBody); ok {
+		if v, ok := dst.(requestValue); ok {
 			fields, _ := doc["body"].(map[string]any)
-			k.keepSent(&sentBody{fields: fields})
+			v.mark(&decoded{schema: name, path: req.Path, query: req.Query, fields: fields})
 		}
 	}
 	return nil
 }
 
-// sentBody is the body a request value was decoded from, as the client sent it, nulls
-// included: what the 422 of a rule beyond JSON Schema shows as its input, as pydantic
-// shows the model's input. A value a Go caller builds has none, and shows itself encoded.
-type sentBody struct{ fields map[string]any }
-
-// keepsSentBody is a request value whose rules show the body as sent; Decode hands it over.
-type keepsSentBody interface{ keepSent(*sentBody) }
-
-// or returns the body as sent, or encoded (the body check returned) when there is none.
-func (b *sentBody) or(encoded map[string]any) map[string]any {
-	if b == nil {
-		return encoded
-	}
-	return b.fields
+// decoded is what Decode validated a request value as: the schema, the path and query
+// parameters, and the body as the client sent it, nulls included (what the 422 of a rule
+// beyond JSON Schema shows as its input, as pydantic shows the model's input).
+type decoded struct {
+	schema      string
+	path, query map[string]string
+	fields      map[string]any
 }
 
-// check validates what a Go caller passed to an operation: path and query parameters and
-// a body value, which is encoded to JSON first so that it meets the same schema as an HTTP
-// body. It returns the body as the validator saw it, for the rules that run in Go.
+// decodedMark, embedded in every request body type, holds what Decode validated the value
+// as; a value a Go caller builds has none.
+type decodedMark struct{ d *decoded }
+
+func (m *decodedMark) mark(d *decoded)    { m.d = d }
+func (m decodedMark) decodedAs() *decoded { return m.d }
+
+// requestValue is a request body type of the API: it names its schema once, for Decode
+// and its operation alike.
+type requestValue interface {
+	requestSchema() string
+	mark(*decoded)
+}
+
+// check validates what an operation was given: path and query parameters and a body
+// value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
+// A value DecodeRequest validated against the same schema and parameters is not validated
+// again. It returns the body as the validator saw it (as the client sent it, for a decoded
+// value), for the rules that run in Go.
 func (s *Service) check(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
+	if m, ok := body.(interface{ decodedAs() *decoded }); ok {
+		if d := m.decodedAs(); d != nil && d.schema == name && maps.Equal(d.path, pathParams) && maps.Equal(d.query, query) {
+			return d.fields, nil // validated once, by Decode
+		}
+	}
 	doc := map[string]any{"path": stringMap(pathParams), "query": stringMap(query)}
 	var bodyMap map[string]any
 	if body != nil {
@@ -230,6 +259,17 @@ func (s *Service) check(name string, pathParams, query map[string]string, body a
 		bodyMap, _ = decoded.(map[string]any)
 	}
 	return bodyMap, s.schemas.validate(name, doc, nil)
+}
+
+// withoutNulls returns the members of body that are not null: the fields a client gave.
+func withoutNulls(body map[string]any) map[string]any {
+	out := make(map[string]any, len(body))
+	for k, v := range body {
+		if v != nil {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func stringMap(m map[string]string) map[string]any {
@@ -353,6 +393,7 @@ func tooDeep(raw []byte) bool {
 // validate checks doc against the named request schema. rawBody is the body as the client
 // wrote it (nil for a Go caller's), which orders the entries of undeclared fields.
 func (v *validator) validate(name string, doc map[string]any, rawBody []byte) error {
+	v.validations.Add(1)
 	sch, ok := v.schemas[name]
 	if !ok {
 		return fmt.Errorf("payments: no request schema %q", name)

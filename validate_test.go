@@ -332,7 +332,7 @@ func TestDecode_FillsDestination(t *testing.T) {
 		if err := svc.Decode("users_list", body(raw), &params); err != nil {
 			t.Fatal(err)
 		}
-		if params != want {
+		if params.RowsPerPage != want.RowsPerPage || params.PageNo != want.PageNo {
 			t.Errorf("%s decoded %+v, want %+v", raw, params, want)
 		}
 	}
@@ -562,5 +562,61 @@ func TestDecode_NullMeansAbsent(t *testing.T) {
 	}
 	if seen < 40 {
 		t.Errorf("%d body fields checked: the schema files were not read as expected", seen)
+	}
+}
+
+// Each request is validated once: over HTTP by DecodeRequest (its operation trusts the
+// value it decoded, for the same path), from Go by the operation itself.
+func TestValidateOnce(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	p := mustPlatform(t, svc)
+	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
+	count := func(f func()) int64 {
+		before := payments.Validations(svc)
+		f()
+		return payments.Validations(svc) - before
+	}
+
+	if n := count(func() {
+		var in payments.NewUser
+		if err := svc.DecodeRequest(body(`{"name":"Bob","email":"bob@example.com"}`), &in); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("decoded and created: %d validations, want 1", n)
+	}
+	if n := count(func() {
+		if _, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Carol", Email: ptr("carol@example.com")}); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("a Go caller's create: %d validations, want 1", n)
+	}
+	if n := count(func() {
+		if _, err := svc.GetUser(ctx, p.PlatformID, u.UserID.String()); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("get: %d validations, want 1", n)
+	}
+	// A decoded value passed with other path parameters than it was decoded with is
+	// validated again: what was validated is not what runs.
+	req := payments.Request{Path: map[string]string{"user_id": u.UserID.String()}, Body: []byte(`{"card_id":"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"}`)}
+	var del payments.CardDeletion
+	if err := svc.DecodeRequest(req, &del); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(func() {
+		_, err := svc.DeleteCard(ctx, p.PlatformID, "not-a-uuid", del)
+		errorOf(t, err, payments.CodeInvalid)
+	}); n != 1 {
+		t.Errorf("decoded for another path: %d validations, want 1 (by the operation)", n)
+	}
+	if err := svc.DecodeRequest(req, &struct{}{}); err == nil {
+		t.Error("DecodeRequest into a value that is not a request of the API succeeded")
 	}
 }

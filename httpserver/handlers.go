@@ -7,21 +7,41 @@ import (
 	"github.com/platform-payments/payments"
 )
 
-// The handlers of the fourteen routes: each runs one library operation on the request
-// its schema has validated. decode does the validating.
+// The handlers of the fourteen routes: each runs one library operation. Every request is
+// validated once, against the schema its operation names: body routes decode their body
+// into the operation's request value (body), which the operation does not validate again;
+// routes with only path parameters leave them to the operation (params); the routes with
+// query parameters validate them here (query), as a query parameter left out and one sent
+// empty are different failures that the operations' string arguments cannot tell apart.
 
 // none is the input of a route without a body: its path and query are in the call.
 type none struct{}
 
-// decode adapts op to a route: it validates the request against the named request
-// schema, decodes the body into op's input and runs op.
-func decode[In any](s *server, schema string, op func(ctx context.Context, c *call, in In) (any, error)) handlerFunc {
+// body adapts op to a route with a JSON body: it validates the request against the schema
+// of op's request value, decodes the body into it and runs op.
+func body[In any](s *server, op func(ctx context.Context, c *call, in In) (any, error)) handlerFunc {
 	return func(ctx context.Context, c *call) (any, error) {
 		var in In
-		if err := s.svc.Decode(schema, c.req, &in); err != nil {
+		if err := s.svc.DecodeRequest(c.req, &in); err != nil {
 			return nil, err
 		}
 		return op(ctx, c, in)
+	}
+}
+
+// params adapts op to a route whose only input is its path: the operation validates it.
+func params(op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+	return func(ctx context.Context, c *call) (any, error) { return op(ctx, c, none{}) }
+}
+
+// query adapts op to a route with query parameters: it validates the request against the
+// named schema before op runs.
+func query(s *server, schema string, op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+	return func(ctx context.Context, c *call) (any, error) {
+		if err := s.svc.Decode(schema, c.req, nil); err != nil {
+			return nil, err
+		}
+		return op(ctx, c, none{})
 	}
 }
 

@@ -7,24 +7,24 @@ import "net/http"
 var readOnly = map[string]bool{"POST /api/platform/users/list": true}
 
 // addRoutes mounts the whole API surface: the fourteen endpoints of the specification,
-// each with its authentication, whether it carries a JSON body, the request schema (in
-// schema/) that validates it, and its handler (in handlers.go).
+// each with its authentication, whether it carries a JSON body, how its request is
+// validated (once: see handlers.go) and its handler.
 func addRoutes(mux *http.ServeMux, s *server) {
 	// User-API (X-Api-Key and X-Api-Secret).
-	s.route(mux, "POST /api/user-api/payee/create", userAPI, withBody, decode(s, "payees_create", s.createPayee))
+	s.route(mux, "POST /api/user-api/payee/create", userAPI, withBody, body(s, s.createPayee))
 
 	// Platform endpoints (X-Platform-ID and X-Signature).
-	s.route(mux, "PUT /api/platform/payee/update/{user_id}", platformAPI, withBody, decode(s, "payees_update", s.updatePayee))
-	s.route(mux, "POST /api/platform/users/create", platformAPI, withBody, decode(s, "users_create", s.createUser))
-	s.route(mux, "POST /api/platform/users/list", platformAPI, withBody, decode(s, "users_list", s.listUsers))
-	s.route(mux, "GET /api/platform/users/get/{user_id}", platformAPI, noBody, decode(s, "users_get", s.getUser))
-	s.route(mux, "POST /api/platform/accounts/add-account", platformAPI, withBody, decode(s, "accounts_add", s.addBankAccount))
-	s.route(mux, "GET /api/platform/accounts/get-account/{account_id}", platformAPI, noBody, decode(s, "accounts_get", s.getBankAccount))
-	s.route(mux, "DELETE /api/platform/card/delete/{user_id}", platformAPI, withBody, decode(s, "cards_delete", s.deleteCard))
-	s.route(mux, "POST /api/platform/cross-border/payee/bank/{user_id}", platformAPI, withBody, decode(s, "payee_banks_add", s.addPayeeBank))
-	s.route(mux, "DELETE /api/platform/cross-border/payee/bank/{user_id}/{bank_uuid}", platformAPI, noBody, decode(s, "payee_banks_delete", s.deletePayeeBank))
-	s.route(mux, "GET /api/platform/cross-border/payee/addresses/{user_id}", platformAPI, noBody, decode(s, "addresses_list", s.listPayeeAddresses))
-	s.route(mux, "GET /api/platform/cross-border/payee/address/{user_id}/{address_id}", platformAPI, noBody, decode(s, "addresses_get", s.getPayeeAddress))
-	s.route(mux, "GET /api/platform/cross-border/payee-rules", platformAPI, noBody, decode(s, "rules_get", s.getPayeeRules))
-	s.route(mux, "GET /api/platform/cross-border/rates", platformAPI, noBody, decode(s, "rates_get", s.getExchangeRates))
+	s.route(mux, "PUT /api/platform/payee/update/{user_id}", platformAPI, withBody, body(s, s.updatePayee))
+	s.route(mux, "POST /api/platform/users/create", platformAPI, withBody, body(s, s.createUser))
+	s.route(mux, "POST /api/platform/users/list", platformAPI, withBody, body(s, s.listUsers))
+	s.route(mux, "GET /api/platform/users/get/{user_id}", platformAPI, noBody, params(s.getUser))
+	s.route(mux, "POST /api/platform/accounts/add-account", platformAPI, withBody, body(s, s.addBankAccount))
+	s.route(mux, "GET /api/platform/accounts/get-account/{account_id}", platformAPI, noBody, params(s.getBankAccount))
+	s.route(mux, "DELETE /api/platform/card/delete/{user_id}", platformAPI, withBody, body(s, s.deleteCard))
+	s.route(mux, "POST /api/platform/cross-border/payee/bank/{user_id}", platformAPI, withBody, body(s, s.addPayeeBank))
+	s.route(mux, "DELETE /api/platform/cross-border/payee/bank/{user_id}/{bank_uuid}", platformAPI, noBody, params(s.deletePayeeBank))
+	s.route(mux, "GET /api/platform/cross-border/payee/addresses/{user_id}", platformAPI, noBody, query(s, "addresses_list", s.listPayeeAddresses))
+	s.route(mux, "GET /api/platform/cross-border/payee/address/{user_id}/{address_id}", platformAPI, noBody, params(s.getPayeeAddress))
+	s.route(mux, "GET /api/platform/cross-border/payee-rules", platformAPI, noBody, query(s, "rules_get", s.getPayeeRules))
+	s.route(mux, "GET /api/platform/cross-border/rates", platformAPI, noBody, query(s, "rates_get", s.getExchangeRates))
 }
