@@ -128,7 +128,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 		VerificationType:     initialVerificationType,
 		CreatedAt:            formatTime(s.Now()),
 	}
-	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row, in.AccountNumber) }, func(q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row, in.AccountNumber) }, func(ctx context.Context, q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err

@@ -114,7 +114,7 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err = s.writeRemembering(ctx, func() any { return b }, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q *queries.Queries) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -187,7 +187,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	return s.writeRemembering(ctx, func() any { return nil }, func(q *queries.Queries) error {
+	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 	if in.IsDefault != nil && *in.IsDefault {
 		row.IsDefault = 1
 	}
-	err := s.write(ctx, func(q *queries.Queries) error {
+	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
 		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: row.PayeeID, UserID: row.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}

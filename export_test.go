@@ -1,5 +1,12 @@
 package payments
 
+import (
+	"context"
+	"database/sql"
+
+	"github.com/platform-payments/payments/queries"
+)
+
 // Internals the external tests use to check what the store holds.
 
 // NewKeyring makes a keyring of keys, the newest first.
@@ -39,3 +46,37 @@ func (s *Service) AccountIndex(userID, routingNumber, accountNumber string) []by
 
 // Validations returns how many requests the service has validated against their schemas.
 func Validations(s *Service) int64 { return s.schemas.validations.Load() }
+
+// Write runs fn as one write operation, in a batch, as the service's operations do.
+func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q *queries.Queries) error) error {
+	return s.write(ctx, fn)
+}
+
+// WritesWaiting is the number of write operations waiting to be taken into a batch.
+func (s *Service) WritesWaiting() int64 { return s.commit.waiting.Load() }
+
+// Committed returns the batches committed so far and the operations they carried.
+func (s *Service) Committed() (batches, ops int64) {
+	return s.commit.commits.Load(), s.commit.committedOps.Load()
+}
+
+// BreakNextCommit makes SQLite refuse the next batch's COMMIT, as it refuses one that
+// leaves a deferred foreign key violated: a child row without its parent, in temporary
+// tables made for it in the batch's transaction.
+func (s *Service) BreakNextCommit() {
+	hook := func(ctx context.Context, tx *sql.Tx) error {
+		s.commit.beforeCommit.Store(nil) // once
+		for _, stmt := range []string{
+			"PRAGMA defer_foreign_keys = ON",
+			"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY)",
+			"CREATE TEMP TABLE broken_child (parent INTEGER REFERENCES broken_parent (id))",
+			"INSERT INTO broken_child VALUES (1)",
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	s.commit.beforeCommit.Store(&hook)
+}

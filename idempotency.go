@@ -177,7 +177,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		}
 	case CodeNotFound, CodeForbidden, CodeConflict:
 		// The operation refused and changed nothing: its refusal is the outcome to keep.
-		if serr := s.write(ctx, func(q *queries.Queries) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+		if serr := s.write(ctx, func(ctx context.Context, q *queries.Queries) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
 			return zero, serr
 		}
 	default:
@@ -191,14 +191,14 @@ var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key i
 
 // writeRemembering is write for an operation that may run under an idempotency key: once
 // fn has made the change, the result (which result returns) is stored under the key in
-// the same transaction.
-func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(q *queries.Queries) error) error {
+// the same transaction (in the operation's savepoint of its batch: both or neither).
+func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q *queries.Queries) error) error {
 	a, _ := ctx.Value(attemptKey{}).(*attempt)
 	if a == nil {
 		return s.write(ctx, fn)
 	}
-	return s.write(ctx, func(q *queries.Queries) error {
-		if err := fn(q); err != nil {
+	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+		if err := fn(ctx, q); err != nil {
 			return err
 		}
 		return a.store(ctx, s, q, result(), nil)

@@ -80,7 +80,7 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 		Phone:            in.Phone,
 		CreatedAt:        s.Now(),
 	}
-	err = s.writeRemembering(ctx, func() any { return p }, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q *queries.Queries) error {
 		return q.CreatePayee(ctx, queries.CreatePayeeParams{
 			ID:               p.PayeeID.String(),
 			UserID:           caller.UserID.String(),
@@ -114,7 +114,7 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		return Payee{}, err
 	}
 	var p Payee
-	err := s.writeRemembering(ctx, func() any { return p }, func(q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -97,6 +97,8 @@ type Service struct {
 	// request does not parse its SQL again: parsing costs as much as running a lookup.
 	writeQ *queries.Queries
 	readQ  *queries.Queries
+	// commit runs every write operation, in batches (committer.go).
+	commit committer
 
 	schemas *validator
 
@@ -139,7 +141,8 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	}
 	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
 		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
-		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials)}
+		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials),
+		commit:    newCommitter()}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -215,6 +218,7 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	if s.readQ, err = queries.Prepare(ctx, s.reader); err != nil {
 		return fail(fmt.Errorf("payments: prepare: %w", err))
 	}
+	s.startCommitter()
 	if err := s.loadDefaultRules(ctx); err != nil {
 		return fail(fmt.Errorf("payments: load payee rules: %w", err))
 	}
@@ -231,8 +235,10 @@ func dsn(path, extra string) string {
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
 }
 
-// Close closes the store.
+// Close closes the store. Writes already taken into a batch finish (and are answered);
+// those still waiting, and any later ones, fail.
 func (s *Service) Close() error {
+	s.stopCommitter()
 	var errs []error
 	for _, q := range []*queries.Queries{s.readQ, s.writeQ} {
 		if q != nil {
@@ -316,25 +322,15 @@ func (s *Service) migrate(ctx context.Context, path string, opts Options) (seale
 	return sealed, tx.Commit()
 }
 
-// write runs fn in one immediate transaction on the writer connection and commits when fn
-// returns nil.
-func (s *Service) write(ctx context.Context, fn func(q *queries.Queries) error) error {
-	return inTx(ctx, s.writer, s.writeQ, fn)
-}
-
 // read runs fn in one read transaction on the reader pool, so that an operation reading
-// several rows sees one snapshot.
+// several rows sees one snapshot. (Writes go through write, in committer.go.)
 func (s *Service) read(ctx context.Context, fn func(q *queries.Queries) error) error {
-	return inTx(ctx, s.reader, s.readQ, fn)
-}
-
-func inTx(ctx context.Context, db *sql.DB, prepared *queries.Queries, fn func(q *queries.Queries) error) error {
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := s.reader.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(prepared.WithTx(tx)); err != nil {
+	if err := fn(s.readQ.WithTx(tx)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {

@@ -52,7 +52,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 	if in.Fixed {
 		r.Fixed = 1
 	}
-	err := s.write(ctx, func(q *queries.Queries) (err error) {
+	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
 		r.ID, err = q.AddExchangeRate(ctx, queries.AddExchangeRateParams{
 			PayoutCurrency: r.PayoutCurrency,
 			BaseCurrency:   r.BaseCurrency,

@@ -60,7 +60,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 					return out, err
 				}
 				var n int
-				err := s.write(ctx, func(q *queries.Queries) (err error) {
+				err := s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
 					after, n, done, err = s.sealBatch(ctx, q, col, after, upto, batch)
 					return err
 				})
@@ -91,7 +91,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 // did) and, when no value is left under another key, retires every other key.
 func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
 	write := s.keys.writeID()
-	err = s.write(ctx, func(q *queries.Queries) error {
+	err = s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err

@@ -113,7 +113,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 		return 0, err
 	}
 	var setID int64
-	err = s.write(ctx, func(q *queries.Queries) (err error) {
+	err = s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
 		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
 		if err != nil {
 			return err

@@ -120,7 +120,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 	if in.Email != nil {
 		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
 	}
-	err = s.writeRemembering(ctx, func() any { return u }, func(q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q *queries.Queries) error {
 		// The clock is read holding the write lock, so that creation times follow the
 		// creation order List Users pages by.
 		u.CreatedAt = s.Now()
@@ -238,7 +238,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(q *queries.Queries) error {
+	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
 		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: nullTime(s.Now())})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")

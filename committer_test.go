@@ -1,0 +1,365 @@
+package payments_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/queries"
+)
+
+// held is a write operation that holds the committer inside its batch until released, so
+// that a test can line up the operations of the next batch.
+type held struct {
+	release func()
+	err     chan error
+}
+
+func hold(t *testing.T, svc *payments.Service) held {
+	t.Helper()
+	started, release := make(chan struct{}), make(chan struct{})
+	h := held{release: sync.OnceFunc(func() { close(release) }), err: make(chan error, 1)}
+	go func() {
+		h.err <- svc.Write(context.Background(), func(context.Context, *queries.Queries) error {
+			close(started)
+			<-release
+			return nil
+		})
+	}()
+	<-started
+	t.Cleanup(h.release)
+	return h
+}
+
+// queued starts op in a goroutine and waits until it waits for a batch (there are then
+// want operations waiting), so that operations are taken in the order they are queued.
+func queued(t *testing.T, svc *payments.Service, want int64, op func() error) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- op() }()
+	for deadline := time.Now().Add(5 * time.Second); svc.WritesWaiting() != want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes waiting, want %d", svc.WritesWaiting(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return done
+}
+
+func createUser(svc *payments.Service, ctx context.Context, platformID uuid.UUID, name string) func() error {
+	return func() error {
+		email := strings.ToLower(name) + "@example.com"
+		_, err := svc.CreateUser(ctx, platformID, payments.NewUser{Name: name, Email: &email})
+		return err
+	}
+}
+
+// userNames lists the names of the platform's users, sorted.
+func userNames(t *testing.T, svc *payments.Service, platformID uuid.UUID) string {
+	t.Helper()
+	var out []string
+	for _, u := range listAll(t, svc, platformID) {
+		out = append(out, u.Name)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// batchesSince returns the batches committed and the operations they carried since the
+// counts before.
+func batchesSince(svc *payments.Service, before [2]int64) (batches, ops int64) {
+	b, o := svc.Committed()
+	return b - before[0], o - before[1]
+}
+
+var verifiedAt = sql.NullString{String: "2025-01-02T03:04:05.000000Z", Valid: true}
+
+func committed(svc *payments.Service) [2]int64 {
+	b, o := svc.Committed()
+	return [2]int64{b, o}
+}
+
+func TestGroupCommit(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("OKConcurrentCreates", func(t *testing.T) {
+		// Many writers at once: every create succeeds, pw_ids are dense, and commits
+		// carry several operations each.
+		const workers, each = 32, 20
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		before := committed(svc)
+		var wg sync.WaitGroup
+		errs := make(chan error, workers*each)
+		for w := range workers {
+			wg.Go(func() {
+				for i := range each {
+					errs <- createUser(svc, ctx, p.PlatformID, fmt.Sprintf("W%dU%d", w, i))()
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		all := listAll(t, svc, p.PlatformID)
+		if len(all) != workers*each {
+			t.Fatalf("%d users, want %d", len(all), workers*each)
+		}
+		for i, u := range all {
+			if i > 0 && u.PwID != all[i-1].PwID+1 {
+				t.Errorf("record %d: pw_id %d after %d", i, u.PwID, all[i-1].PwID)
+			}
+		}
+		batches, ops := batchesSince(svc, before)
+		if ops != workers*each {
+			t.Errorf("%d operations committed, want %d", ops, workers*each)
+		}
+		if batches >= ops {
+			t.Errorf("%d commits for %d operations: no batching", batches, ops)
+		}
+		t.Logf("%d operations in %d commits", ops, batches)
+	})
+
+	t.Run("OKOneCommitForTheWaiting", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		before := committed(svc)
+		h := hold(t, svc)
+		var done []<-chan error
+		for i := range 10 {
+			done = append(done, queued(t, svc, int64(i+1), createUser(svc, ctx, p.PlatformID, fmt.Sprintf("U%02d", i))))
+		}
+		h.release()
+		for _, d := range append(done, h.err) {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if batches, ops := batchesSince(svc, before); batches != 2 || ops != 11 {
+			t.Errorf("%d operations in %d commits, want 11 in 2 (the holder's, then the 10 waiting)", ops, batches)
+		}
+		if got := userCount(t, svc, p.PlatformID); got != 10 {
+			t.Errorf("%d users, want 10", got)
+		}
+	})
+
+	t.Run("ErrConflictFailsAlone", func(t *testing.T) {
+		// A duplicate email in the middle of a batch rolls back to its own savepoint: the
+		// operations before and after it in the same transaction are kept.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		mustUser(t, svc, p.PlatformID, "Taken", "taken@example.com")
+		before := committed(svc)
+		h := hold(t, svc)
+		a := queued(t, svc, 1, createUser(svc, ctx, p.PlatformID, "Ada"))
+		dup := queued(t, svc, 2, createUser(svc, ctx, p.PlatformID, "Taken"))
+		c := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Cy"))
+		h.release()
+		for _, d := range []<-chan error{a, c, h.err} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		errorOf(t, <-dup, payments.CodeConflict)
+		if batches, ops := batchesSince(svc, before); batches != 2 || ops != 3 {
+			t.Errorf("%d operations in %d commits, want 3 in 2", ops, batches)
+		}
+		if got, want := userNames(t, svc, p.PlatformID), "Ada Cy Taken"; got != want {
+			t.Errorf("users %q, want %q", got, want)
+		}
+		all := listAll(t, svc, p.PlatformID)
+		for i, u := range all {
+			if i > 0 && u.PwID != all[i-1].PwID+1 {
+				t.Errorf("pw_id %d after %d: the refused operation left a gap", u.PwID, all[i-1].PwID)
+			}
+		}
+	})
+
+	t.Run("ErrCancelledWhileWaiting", func(t *testing.T) {
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		h := hold(t, svc)
+		cctx, cancel := context.WithCancel(ctx)
+		d := queued(t, svc, 1, createUser(svc, cctx, p.PlatformID, "Ada"))
+		cancel()
+		if err := <-d; !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want context.Canceled", err)
+		}
+		h.release()
+		if err := <-h.err; err != nil {
+			t.Fatal(err)
+		}
+		if n := userCount(t, svc, p.PlatformID); n != 0 {
+			t.Errorf("%d users: the cancelled operation ran", n)
+		}
+	})
+
+	t.Run("ErrCancelledBeforeItsTurn", func(t *testing.T) {
+		// Taken into a batch, then cancelled by the operation before it: never run.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		h := hold(t, svc)
+		cctx, cancel := context.WithCancel(ctx)
+		first := queued(t, svc, 1, func() error {
+			return svc.Write(ctx, func(context.Context, *queries.Queries) error { cancel(); return nil })
+		})
+		second := queued(t, svc, 2, createUser(svc, cctx, p.PlatformID, "Ada"))
+		third := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
+		h.release()
+		for _, d := range []<-chan error{h.err, first, third} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if err := <-second; !errors.Is(err, context.Canceled) {
+			t.Errorf("got %v, want context.Canceled", err)
+		}
+		if got, want := userNames(t, svc, p.PlatformID), "Bo"; got != want {
+			t.Errorf("users %q, want %q", got, want)
+		}
+	})
+
+	t.Run("OKCancelledDuringItsTurn", func(t *testing.T) {
+		// Once its turn has come an operation runs to its end: its caller's cancellation
+		// must not interrupt its statements (SQLite would roll the whole batch back).
+		path := filepath.Join(t.TempDir(), "payments.db")
+		svc := mustOpenFile(t, path)
+		p := mustPlatform(t, svc)
+		u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
+		h := hold(t, svc)
+		cctx, cancel := context.WithCancel(ctx)
+		verify := queued(t, svc, 1, func() error {
+			return svc.Write(cctx, func(ctx context.Context, q *queries.Queries) error {
+				cancel()
+				_, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
+					VerifiedAt: verifiedAt})
+				return err
+			})
+		})
+		other := queued(t, svc, 2, createUser(svc, ctx, p.PlatformID, "Bo"))
+		h.release()
+		for _, d := range []<-chan error{h.err, verify, other} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if n := queryInt(t, rawDB(t, path), "SELECT count(*) FROM users WHERE verified_at IS NOT NULL"); n != 1 {
+			t.Errorf("%d verified users, want 1", n)
+		}
+		if got, want := userNames(t, svc, p.PlatformID), "Ada Bo"; got != want {
+			t.Errorf("users %q, want %q", got, want)
+		}
+	})
+
+	t.Run("ErrCommitFailsTheBatch", func(t *testing.T) {
+		// SQLite refuses the COMMIT: no operation of the batch is reported done, nothing
+		// of it is kept, and the next batch commits as usual.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		before := committed(svc)
+		h := hold(t, svc)
+		breaker := queued(t, svc, 1, func() error {
+			return svc.Write(ctx, func(context.Context, *queries.Queries) error { svc.BreakNextCommit(); return nil })
+		})
+		a := queued(t, svc, 2, createUser(svc, ctx, p.PlatformID, "Ada"))
+		b := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
+		h.release()
+		if err := <-h.err; err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range []<-chan error{breaker, a, b} {
+			err := <-d
+			if err == nil || payments.ErrorCode(err) != payments.CodeInternal || !strings.Contains(err.Error(), "commit") {
+				t.Errorf("got %v, want an internal commit error", err)
+			}
+		}
+		if n := userCount(t, svc, p.PlatformID); n != 0 {
+			t.Errorf("%d users kept from a batch whose commit failed", n)
+		}
+		if batches, ops := batchesSince(svc, before); batches != 1 || ops != 1 {
+			t.Errorf("%d operations in %d commits, want only the holder's", ops, batches)
+		}
+		mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
+	})
+
+	t.Run("PanicFailsAlone", func(t *testing.T) {
+		// A panicking operation is rolled back to its savepoint and panics again in its
+		// caller, with its own value; the committer and the rest of the batch carry on.
+		path := filepath.Join(t.TempDir(), "payments.db")
+		svc := mustOpenFile(t, path)
+		p := mustPlatform(t, svc)
+		u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
+		h := hold(t, svc)
+		a := queued(t, svc, 1, createUser(svc, ctx, p.PlatformID, "Bo"))
+		panicked := queued(t, svc, 2, func() (err error) {
+			defer func() {
+				if v := recover(); v != "boom" {
+					err = fmt.Errorf("recovered %v, want boom", v)
+				}
+			}()
+			svc.Write(ctx, func(ctx context.Context, q *queries.Queries) error {
+				if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
+					VerifiedAt: verifiedAt}); err != nil {
+					return err
+				}
+				panic("boom")
+			})
+			return errors.New("no panic")
+		})
+		c := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Cy"))
+		h.release()
+		for _, d := range []<-chan error{h.err, a, panicked, c} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if n := queryInt(t, rawDB(t, path), "SELECT count(*) FROM users WHERE verified_at IS NOT NULL"); n != 0 {
+			t.Errorf("%d verified users: the panicking operation's change was kept", n)
+		}
+		if got, want := userNames(t, svc, p.PlatformID), "Ada Bo Cy"; got != want {
+			t.Errorf("users %q, want %q", got, want)
+		}
+	})
+
+	t.Run("CloseWithWritesWaiting", func(t *testing.T) {
+		// Close lets the batch in progress finish; a write still waiting either fails or
+		// (taken before Close) is committed, and reports which; later writes fail.
+		path := filepath.Join(t.TempDir(), "payments.db")
+		svc := mustOpenFile(t, path)
+		p := mustPlatform(t, svc)
+		h := hold(t, svc)
+		waiting := queued(t, svc, 1, createUser(svc, ctx, p.PlatformID, "Ada"))
+		closed := make(chan error, 1)
+		go func() { closed <- svc.Close() }()
+		time.Sleep(20 * time.Millisecond) // let Close start waiting for the committer
+		h.release()
+		if err := <-h.err; err != nil {
+			t.Errorf("the batch in progress: %v", err)
+		}
+		werr := <-waiting
+		if err := <-closed; err != nil {
+			t.Fatal(err)
+		}
+		if err := createUser(svc, ctx, p.PlatformID, "Bo")(); err == nil {
+			t.Error("a write after Close succeeded")
+		}
+		again := mustOpenFile(t, path)
+		if n := userCount(t, again, p.PlatformID); (werr == nil) != (n == 1) {
+			t.Errorf("the waiting write returned %v and %d users are stored", werr, n)
+		}
+	})
+}
