@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -155,13 +156,16 @@ func (s *Service) runBatch(batch []*writeOp) {
 	defer tx.Rollback() // after a COMMIT, a no-op
 	q := s.writeQ.WithTx(tx)
 	applied := make([]bool, len(batch))
+	// An operation alone in its batch needs no savepoint: the transaction is its own, and
+	// is rolled back whole when it fails.
+	savepoints := len(batch) > 1
 	for i, op := range batch {
 		if err := op.ctx.Err(); err != nil {
 			results[i].err = err // given up before its turn: never run
 			continue
 		}
 		var txErr error
-		results[i], txErr = runOp(ctx, tx, q, op)
+		results[i], txErr = runOp(ctx, tx, q, op, savepoints)
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
@@ -170,6 +174,9 @@ func (s *Service) runBatch(batch []*writeOp) {
 			return
 		}
 		applied[i] = results[i].err == nil && !results[i].panicked
+	}
+	if !slices.Contains(applied, true) {
+		return // nothing to keep: the deferred rollback undoes what failed
 	}
 	if hook := s.commit.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, tx); err != nil {
@@ -202,11 +209,14 @@ func failBatch(results []opResult, applied []bool, next int, err error) {
 	}
 }
 
-// runOp runs one operation inside a savepoint of tx. The result is the operation's own;
-// txErr reports that the savepoint itself failed, so the whole transaction is suspect.
-func runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp) (r opResult, txErr error) {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
-		return opResult{}, err
+// runOp runs one operation inside a savepoint of tx (or, alone in its batch, in tx
+// itself). The result is the operation's own; txErr reports that the savepoint itself
+// failed, so the whole transaction is suspect.
+func runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp, savepoint bool) (r opResult, txErr error) {
+	if savepoint {
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+			return opResult{}, err
+		}
 	}
 	func() {
 		defer func() {
@@ -216,6 +226,9 @@ func runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp) (r 
 		}()
 		r.err = op.fn(context.WithoutCancel(op.ctx), q)
 	}()
+	if !savepoint {
+		return r, nil
+	}
 	if r.err != nil || r.panicked {
 		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
 			return r, err
