@@ -38,7 +38,8 @@ var unlimited = httpserver.Options{RateLimit: -1, AuthFailures: -1}
 // in one transaction, row for row what CreateUser writes, and kept in memory as the file's
 // bytes; each benchmark starts from its own copy.
 type benchStore struct {
-	image    []byte // the database file
+	image    []byte           // the database file
+	key      payments.DataKey // its data key
 	platform payments.PlatformCredentials
 	userIDs  []string // by seq
 }
@@ -66,7 +67,7 @@ func openBenchStore(b *testing.B) (*payments.Service, *benchStore) {
 	if err := os.WriteFile(path, benchSeed.image, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	svc, err := payments.Open(context.Background(), path, payments.Options{})
+	svc, err := payments.Open(context.Background(), path, payments.Options{DataKeys: []payments.DataKey{benchSeed.key}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -83,7 +84,8 @@ func buildBenchStore(ctx context.Context) (*benchStore, error) {
 	path := filepath.Join(dir, "template.db")
 
 	// The schema and the platform come from the library itself.
-	svc, err := payments.Open(ctx, path, payments.Options{})
+	key := payments.NewDataKey()
+	svc, err := payments.Open(ctx, path, payments.Options{DataKeys: []payments.DataKey{key}})
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +105,7 @@ func buildBenchStore(ctx context.Context) (*benchStore, error) {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 
-	st := &benchStore{platform: platform, userIDs: make([]string, benchUsers)}
+	st := &benchStore{key: key, platform: platform, userIDs: make([]string, benchUsers)}
 	rng := rand.NewChaCha8([32]byte{}) // random-looking v4 UUIDs, the same every run
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	const layout = "2006-01-02T15:04:05.000000Z" // the library's stored form
@@ -114,7 +116,7 @@ func buildBenchStore(ctx context.Context) (*benchStore, error) {
 	}
 	defer tx.Rollback()
 	insertUser, err := tx.PrepareContext(ctx, `INSERT INTO users
-		(id, platform_id, seq, name, email, email_key, phone_country_code, phone, created_at)
+		(id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?)`)
 	if err != nil {
 		return nil, err
