@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -258,21 +260,29 @@ func BenchmarkGetUser(b *testing.B) {
 		reportThroughput(b)
 	})
 
-	b.Run("handler", func(b *testing.B) {
-		n := min(b.N, len(st.userIDs))
-		targets := make([]string, n)
-		signatures := make([]string, n)
-		for i := range n {
-			targets[i] = "/api/platform/users/get/" + pick(i)
-			signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			client.do(b, http.MethodGet, targets[i%n], nil, signatures[i%n])
-		}
-		reportThroughput(b)
-	})
+	// handler: the access log discarded (a nil logger); handler-log: written, as JSON
+	// lines, to io.Discard, which is what the access log costs beside the handler.
+	logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), unlimited), platform: st.platform}
+	for _, bc := range []struct {
+		name   string
+		client benchClient
+	}{{"handler", client}, {"handler-log", logged}} {
+		b.Run(bc.name, func(b *testing.B) {
+			n := min(b.N, len(st.userIDs))
+			targets := make([]string, n)
+			signatures := make([]string, n)
+			for i := range n {
+				targets[i] = "/api/platform/users/get/" + pick(i)
+				signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				bc.client.do(b, http.MethodGet, targets[i%n], nil, signatures[i%n])
+			}
+			reportThroughput(b)
+		})
+	}
 }
 
 func BenchmarkListUsers(b *testing.B) {
