@@ -190,7 +190,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		return BankAccount{}, err
 	}
 	var row queries.BankAccount
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q *queries.Queries) error {
 		r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{
 			ID:         canonicalID(accountID),
 			PlatformID: platformID.String(),

@@ -264,7 +264,7 @@ func parseTimestamp(s string) (int64, bool) {
 // unknown id gets the decoy record, which no signature matches.
 func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
 	var row queries.Platform
-	err := s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q *queries.Queries) (err error) {
 		row, err = q.GetPlatform(ctx, id.String())
 		return err
 	})
@@ -336,7 +336,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 // key gets the decoy, whose hash no secret has.
 func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCredential, error) {
 	var row queries.GetAPICredentialRow
-	err := s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q *queries.Queries) (err error) {
 		row, err = q.GetAPICredential(ctx, key.String())
 		return err
 	})
@@ -440,7 +440,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 // anyone can call the platform endpoints yet.
 func (s *Service) HasPlatforms(ctx context.Context) (bool, error) {
 	var n int64
-	err := s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q *queries.Queries) (err error) {
 		n, err = q.CountPlatforms(ctx, string(s.env))
 		return err
 	})

@@ -1,6 +1,16 @@
 package payments
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/queries"
+)
 
 func TestBoundedCache(t *testing.T) {
 	c := newBoundedCache[int, string](3)
@@ -30,3 +40,146 @@ func TestBoundedCache(t *testing.T) {
 		t.Error("get of a key never put found something")
 	}
 }
+
+// openPair opens two services on one new database file, as two processes would.
+func openPair(t *testing.T, second Options) (*Service, *Service) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "payments.db")
+	key := NewDataKey()
+	first, err := Open(context.Background(), path, Options{DataKeys: []DataKey{key}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { first.Close() })
+	second.DataKeys = []DataKey{key}
+	other, err := Open(context.Background(), path, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return first, other
+}
+
+// TestUserCache: Get User's cache never answers what the store would not, whatever
+// another service on the same file does meanwhile, and stays within its bound.
+func TestUserCache(t *testing.T) {
+	ctx := context.Background()
+	nextID := uuid.Must(uuid.NewV7())
+	svc, other := openPair(t, Options{NewID: func() uuid.UUID { return nextID }})
+	svc.users = newBoundedCache[userKey, User](2)
+	platform, err := svc.CreatePlatform(ctx, "Acme", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPlatform, err := svc.CreatePlatform(ctx, "Globex", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newUser := func(s *Service, email string) User {
+		t.Helper()
+		u, err := s.CreateUser(ctx, platform.PlatformID, NewUser{Name: "Ada", Email: &email,
+			PhoneCountryCode: ptrTo("+44"), Phone: ptrTo("2079460000")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	// fresh reads the user as a service without a cache would.
+	fresh := func(id uuid.UUID) (User, error) {
+		var u User
+		err := other.query(ctx, func(q *queries.Queries) error {
+			r, err := other.platformUser(ctx, q, platform.PlatformID, id.String())
+			u = userFromRow(r)
+			return err
+		})
+		return u, err
+	}
+
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{"CachedIsWhatTheStoreHolds", func(t *testing.T) {
+			u := newUser(svc, "ada@example.com")
+			for range 2 { // a miss, then a hit
+				got, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+				if err != nil || !reflect.DeepEqual(got, u) {
+					t.Fatalf("GetUser = %+v, %v; want %+v", got, err, u)
+				}
+			}
+			// Another process verifies the user and gives it a key: nothing shown changes.
+			if err := other.VerifyUser(ctx, u.UserID.String()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.CreateAPIKey(ctx, u.UserID.String()); err != nil {
+				t.Fatal(err)
+			}
+			want, err := fresh(u.UserID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("cached GetUser = %+v, %v; the store holds %+v", got, err, want)
+			}
+		}},
+		{"MissIsNotCached", func(t *testing.T) {
+			// The id the other process is about to give its user, asked for first.
+			nextID = uuid.Must(uuid.NewV7())
+			if _, err := svc.GetUser(ctx, platform.PlatformID, nextID.String()); ErrorCode(err) != CodeNotFound {
+				t.Fatalf("GetUser before it exists: %v, want not found", err)
+			}
+			u := newUser(other, "grace@example.com")
+			if u.UserID != nextID {
+				t.Fatalf("created %s, want %s", u.UserID, nextID)
+			}
+			got, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+			if err != nil || !reflect.DeepEqual(got, u) {
+				t.Fatalf("GetUser after another process created it = %+v, %v; want %+v", got, err, u)
+			}
+		}},
+		{"OnlyThroughItsPlatform", func(t *testing.T) {
+			u := newUser(svc, "alan@example.com")
+			if _, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.GetUser(ctx, otherPlatform.PlatformID, u.UserID.String()); ErrorCode(err) != CodeNotFound {
+				t.Fatalf("GetUser through another platform: %v, want not found", err)
+			}
+		}},
+		{"CallerCannotChangeIt", func(t *testing.T) {
+			u := newUser(svc, "edsger@example.com")
+			got, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			*got.Email, *got.Phone, *got.PhoneCountryCode = "x", "y", "z"
+			again, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+			if err != nil || !reflect.DeepEqual(again, u) {
+				t.Fatalf("GetUser after the caller changed its copy = %+v, %v; want %+v", again, err, u)
+			}
+		}},
+		{"Bounded", func(t *testing.T) {
+			var users []User
+			for i := range 5 {
+				users = append(users, newUser(svc, fmt.Sprintf("bound%d@example.com", i)))
+			}
+			for range 2 {
+				for _, u := range users {
+					got, err := svc.GetUser(ctx, platform.PlatformID, u.UserID.String())
+					if err != nil || !reflect.DeepEqual(got, u) {
+						t.Fatalf("GetUser = %+v, %v; want %+v", got, err, u)
+					}
+					if n := len(svc.users.m); n > 2 {
+						t.Fatalf("%d users cached, bound 2", n)
+					}
+				}
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

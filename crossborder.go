@@ -313,7 +313,8 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 		return nil, err
 	}
 	out := []PayeeAddress{}
-	err := s.read(ctx, func(q *queries.Queries) error {
+	// The user's existence never changes once seen: its addresses need no snapshot with it.
+	err := s.query(ctx, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -340,7 +341,7 @@ func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, use
 		return PayeeAddress{}, err
 	}
 	var a PayeeAddress
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

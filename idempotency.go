@@ -152,7 +152,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 
 	now := s.Now()
 	var rec queries.IdempotencyKey
-	err := s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q *queries.Queries) (err error) {
 		rec, err = q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{
 			Scope: scope, Key: idem.Key, NotBefore: formatTime(now.Add(-s.idempotencyTTL)),
 		})

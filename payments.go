@@ -112,6 +112,9 @@ type Service struct {
 	// once created, so an entry never goes stale.
 	platforms *boundedCache[uuid.UUID, platformRecord]
 	apiKeys   *boundedCache[uuid.UUID, apiCredential]
+	// users holds users as Get User shows them, once read: those fields never change
+	// (verified_at does, and is not among them) and users are never deleted.
+	users *boundedCache[userKey, User]
 	// decoys stand in for unknown credentials, so that they cost what known ones do.
 	decoys
 
@@ -130,6 +133,9 @@ type Service struct {
 // maxCachedCredentials bounds each credential cache: about 200 bytes an entry.
 const maxCachedCredentials = 100_000
 
+// maxCachedUsers bounds the user cache: about 300 bytes an entry.
+const maxCachedUsers = 100_000
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
@@ -142,7 +148,8 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
 		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
 		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials),
-		commit:    newCommitter()}
+		commit:    newCommitter(),
+		users:     newBoundedCache[userKey, User](maxCachedUsers)}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -320,6 +327,23 @@ func (s *Service) migrate(ctx context.Context, path string, opts Options) (seale
 		}
 	}
 	return sealed, tx.Commit()
+}
+
+// Reads take one of two forms, by what the operation reads:
+//
+//   - query, for an operation whose answer comes from one statement, or from statements
+//     that cannot disagree because what the first reads never changes (a user's
+//     existence and platform: rows are never deleted or moved). A lone statement is its
+//     own snapshot in SQLite; wrapping it in BEGIN and COMMIT only costs two round trips
+//     through the pool's connection.
+//   - read, for an operation whose statements must agree with each other (a total and
+//     the page it counts, data keys and the values each seals): one read transaction,
+//     one snapshot.
+
+// query runs fn with the reader pool's prepared statements outside any transaction: each
+// statement sees the latest committed state on its own.
+func (s *Service) query(ctx context.Context, fn func(q *queries.Queries) error) error {
+	return fn(s.readQ)
 }
 
 // read runs fn in one read transaction on the reader pool, so that an operation reading

@@ -79,7 +79,7 @@ func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]E
 		return nil, err
 	}
 	out := []ExchangeRate{}
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q *queries.Queries) error {
 		rows, err := q.CurrentExchangeRates(ctx, queries.CurrentExchangeRatesParams{
 			PayoutCurrency: payoutCurrency,
 			AsOf:           s.Now().Format(localTimeLayout),

@@ -155,6 +155,7 @@ type DataKeyInfo struct {
 // a rotation is finished when only the newest key seals values and the others are retired.
 func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 	var out []DataKeyInfo
+	// One snapshot: the counts must be of the keys listed.
 	err := s.read(ctx, func(q *queries.Queries) error {
 		known, err := q.ListDataKeys(ctx)
 		if err != nil {

@@ -75,7 +75,7 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 		return PayeeRules{}, err
 	}
 	var r PayeeRules
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q *queries.Queries) error {
 		row, err := q.GetPayeeRules(ctx, queries.GetPayeeRulesParams{CountryCode: countryCode, PayoutCurrency: payoutCurrency})
 		if err != nil {
 			return notFound(err, fmt.Sprintf("No payee rules for %s and %s.", countryCode, payoutCurrency))
@@ -161,7 +161,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 // loadDefaultRules loads the embedded rules into a store that has none.
 func (s *Service) loadDefaultRules(ctx context.Context) error {
 	var current int64
-	err := s.read(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q *queries.Queries) (err error) {
 		current, err = q.CurrentRuleSet(ctx)
 		return err
 	})

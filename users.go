@@ -186,6 +186,8 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 		page = 1
 	}
 	out := UserPage{Records: []User{}}
+	// One snapshot: under concurrent creates the total read apart from the page could
+	// count fewer users than the page shows.
 	err := s.read(ctx, func(q *queries.Queries) error {
 		p, err := q.GetPlatform(ctx, platformID.String())
 		if err != nil {
@@ -216,8 +218,12 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 	if _, err := s.check("users_get", map[string]string{"user_id": userID}, nil, nil); err != nil {
 		return User{}, err
 	}
+	key := userKey{platform: platformID, user: uuid.MustParse(userID)}
+	if u, ok := s.users.get(key); ok {
+		return u.detached(), nil
+	}
 	var u User
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q *queries.Queries) error {
 		r, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -225,7 +231,29 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		u = userFromRow(r)
 		return nil
 	})
-	return u, err
+	if err != nil {
+		return User{}, err // not found is never cached: another process may create it
+	}
+	s.users.put(key, u)
+	return u.detached(), nil
+}
+
+// userKey is a user of a platform: what the user cache is keyed by, so a user is found
+// only through its own platform.
+type userKey struct {
+	platform, user uuid.UUID
+}
+
+// detached returns a copy of u that shares no memory with it: a caller changing what
+// it got back cannot change the cached user.
+func (u User) detached() User {
+	for _, p := range []**string{&u.Email, &u.PhoneCountryCode, &u.Phone} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
+	return u
 }
 
 // VerifyUser marks a user identity-verified (identity verification itself happens outside

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/platform-payments/payments"
@@ -68,7 +69,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	if code == payments.CodeInternal {
-		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
+		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(w),
 			"method", r.Method, "path", r.URL.Path, "error", err)
 	}
 	writeJSON(w, statusByCode[code], errorEnvelope(payments.ErrorMessage(err), s.svc.Now()))
@@ -84,18 +85,53 @@ func errorEnvelope(message string, now time.Time) payments.Envelope {
 // handler, and the panic reaches accessLog, which logs it with the request id and answers
 // 500 instead of status with a truncated body.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	writeBody(w, status, encodeJSON(status, v))
+	e := encode(status, v)
+	defer e.release()
+	writeBody(w, status, e.buf.Bytes())
 }
 
-// encodeJSON is the body writeJSON writes.
+// encodeJSON is the body writeJSON writes, in memory of its own: for a caller that keeps
+// it (an idempotency key stores it).
 func encodeJSON(status int, v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encode(status, v)
+	defer e.release()
+	return bytes.Clone(e.buf.Bytes())
+}
+
+// encoder is a response's buffer with its JSON encoder, reused from one response to the
+// next: encoding a response then allocates nothing of its own.
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// maxPooledBuffer is the largest buffer put back for reuse: a rare large answer (a 422
+// listing thousands of fields) is left to the collector instead of held.
+const maxPooledBuffer = 64 << 10
+
+// encode encodes v into a pooled encoder, which the caller releases once done with its
+// bytes.
+func encode(status int, v any) *encoder {
+	e := encoders.Get().(*encoder)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		e.release()
 		panic(fmt.Errorf("httpserver: encoding a %d response: %w", status, err))
 	}
-	return b.Bytes()
+	return e
+}
+
+func (e *encoder) release() {
+	if e.buf.Cap() <= maxPooledBuffer {
+		encoders.Put(e)
+	}
 }
 
 // writeBody writes a JSON response body encoded before.

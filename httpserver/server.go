@@ -5,12 +5,13 @@ package httpserver
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	mathrand "math/rand/v2"
 	"mime"
 	"net/http"
 	"regexp"
@@ -123,7 +124,7 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 			s.writeError(w, r, err)
 			return
 		}
-		c := &call{req: payments.Request{Path: map[string]string{}, Query: map[string]string{}}}
+		c := &call{}
 		if err := s.authenticate(w, r, auth, raw, c); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -135,11 +136,19 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 			}
 			c.req.Body = raw
 		}
-		for _, name := range params {
-			c.req.Path[name] = r.PathValue(name)
+		// Path and query stay nil (empty) when the route and the request have none.
+		if len(params) > 0 {
+			c.req.Path = make(map[string]string, len(params))
+			for _, name := range params {
+				c.req.Path[name] = r.PathValue(name)
+			}
 		}
-		for name, values := range r.URL.Query() {
-			c.req.Query[name] = values[len(values)-1] // the last one wins, as in Starlette
+		if r.URL.RawQuery != "" {
+			query := r.URL.Query()
+			c.req.Query = make(map[string]string, len(query))
+			for name, values := range query {
+				c.req.Query[name] = values[len(values)-1] // the last one wins, as in Starlette
+			}
 		}
 		var idem *payments.Idempotency
 		if changes {
@@ -280,47 +289,84 @@ func (g *muxGuard) Write(b []byte) (int, error) {
 func (g *muxGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 
 // Request ids: the client's when it is short and plain, otherwise a new one.
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+const maxRequestIDLength = 128
 
-type requestIDKey struct{}
-
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+// validRequestID reports whether a client's X-Request-ID is kept: 1 to 128 characters of
+// A-Z a-z 0-9 . _ - (CONTRACT section 3).
+func validRequestID(id string) bool {
+	if len(id) == 0 || len(id) > maxRequestIDLength {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
+// newRequestID returns 96 random bits in hex. A request id is no secret, only unique:
+// the runtime's per-thread generator (ChaCha8, seeded from the system's randomness)
+// gives them without a system call.
 func newRequestID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], mathrand.Uint64()) // #nosec G404 -- a request id is unique, not secret
+	binary.LittleEndian.PutUint32(b[8:], mathrand.Uint32()) // #nosec G404 -- a request id is unique, not secret
+	var text [24]byte
+	hex.Encode(text[:], b[:])
+	return string(text[:])
+}
+
+// requestID returns the id accessLog gave the request answered through w, "" when w is
+// not accessLog's.
+func requestID(w http.ResponseWriter) string {
+	for {
+		switch x := w.(type) {
+		case *statusRecorder:
+			return x.id
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return ""
+		}
+	}
 }
 
 // accessLog gives each request its X-Request-ID and logs method, path, status, duration
 // and request id once it is answered. Headers and bodies are never logged: they carry
 // secrets, signatures and account numbers.
+//
+// It is on every request's path, so it costs little: the id travels in the response
+// writer (no new request or context), and the line is built from typed attributes only
+// when the logger takes it.
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-ID")
-		if !requestIDPattern.MatchString(id) {
+		if !validRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header().Set("X-Request-ID", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		w.Header()["X-Request-Id"] = []string{id} // the canonical form of X-Request-ID
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, id: id}
 		defer func() {
+			ctx := r.Context()
 			if p := recover(); p != nil {
-				s.log.ErrorContext(r.Context(), "panic", "request_id", id, "panic", p)
+				s.log.ErrorContext(ctx, "panic", "request_id", id, "panic", p)
 				if !rec.wrote {
 					writeJSON(rec, http.StatusInternalServerError, errorEnvelope("Internal error.", s.svc.Now()))
 				}
 			}
-			s.log.InfoContext(r.Context(), "request",
-				"method", r.Method,
-				"path", r.URL.Path,
-				"status", rec.status,
-				"duration_ms", float64(time.Since(start).Microseconds())/1000,
-				"request_id", id)
+			if !s.log.Enabled(ctx, slog.LevelInfo) {
+				return
+			}
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.String("request_id", id))
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -330,6 +376,7 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	id     string // the request's X-Request-ID
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
