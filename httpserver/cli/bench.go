@@ -72,7 +72,9 @@ func runBench(ctx context.Context, inv *invocation, args []string) error {
 		}
 		bare := func(int) (*http.Request, error) { return http.NewRequest(http.MethodGet, "http://"+addr+"/", nil) }
 		res := measure(ctx, client, bare, *clients, *duration)
-		stop()
+		if err := stop(); err != nil {
+			return err
+		}
 		fmt.Fprintln(inv.stdout, res.line("bare net/http"))
 		defer func(bare benchResult) {
 			if bare.perSecond > 0 {
@@ -206,7 +208,9 @@ func measure(ctx context.Context, client *http.Client, next func(int) (*http.Req
 					continue
 				}
 				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
+				if cerr := resp.Body.Close(); err == nil {
+					err = cerr
+				}
 				if err != nil {
 					errs++
 					continue
@@ -238,7 +242,7 @@ func measure(ctx context.Context, client *http.Client, next func(int) (*http.Req
 
 // bareServer starts a net/http server answering every request with a small JSON body, on
 // a free port of the loopback interface.
-func bareServer() (addr string, stop func(), err error) {
+func bareServer() (addr string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -252,5 +256,5 @@ func bareServer() (addr string, stop func(), err error) {
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go srv.Serve(ln) // #nosec G104 -- ends with ErrServerClosed when stopped
-	return ln.Addr().String(), func() { srv.Close() }, nil
+	return ln.Addr().String(), srv.Close, nil
 }
