@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/platform-payments/payments"
@@ -19,15 +18,7 @@ import (
 //	go test -run '^$' -bench BankAccounts -benchtime 2000x ./httpserver
 func BenchmarkBankAccounts(b *testing.B) {
 	ctx := context.Background()
-	svc, err := payments.Open(ctx, filepath.Join(b.TempDir(), "payments.db"), payments.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { svc.Close() })
-	platform, err := svc.CreatePlatform(ctx, "Bench platform", payments.Sandbox)
-	if err != nil {
-		b.Fatal(err)
-	}
+	svc, platform := freshService(b)
 	email := "ada@example.com"
 	user, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada", Email: &email})
 	if err != nil {
