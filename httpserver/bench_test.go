@@ -348,6 +348,37 @@ func BenchmarkGetUser(b *testing.B) {
 	}
 }
 
+// BenchmarkGetUserParallel is BenchmarkGetUser with benchClients callers at once, each
+// reading users all over the store.
+//
+//	go test -run '^$' -bench GetUserParallel -benchtime 50000x ./httpserver
+func BenchmarkGetUserParallel(b *testing.B) {
+	ctx := context.Background()
+	svc, st := openBenchStore(b)
+	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+	const n = 1000
+	targets, signatures := make([]string, n), make([]string, n)
+	for i := range n {
+		targets[i] = "/api/platform/users/get/" + st.userIDs[(i*7919)%len(st.userIDs)]
+		signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
+	}
+	var next atomic.Int64
+	b.Run("library", func(b *testing.B) {
+		runClients(b, func() {
+			i := int(next.Add(1) % n)
+			if _, err := svc.GetUser(ctx, st.platform.PlatformID, targets[i][len("/api/platform/users/get/"):]); err != nil {
+				b.Error(err)
+			}
+		})
+	})
+	b.Run("handler", func(b *testing.B) {
+		runClients(b, func() {
+			i := int(next.Add(1) % n)
+			client.do(b, http.MethodGet, targets[i], nil, signatures[i])
+		})
+	})
+}
+
 func BenchmarkListUsers(b *testing.B) {
 	ctx := context.Background()
 	svc, st := openBenchStore(b)
