@@ -2,12 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,14 +24,18 @@ import (
 var benchCommand = &command{
 	name:    "bench",
 	summary: "Drive a running server with signed requests and print requests a second and latency percentiles.",
-	usage:   "-url URL -platform ID -secret S [-op create|get|list] [-c 50] [-d 10s] [-baseline]",
+	usage:   "-url URL -platform ID -secret S [-op create|get|list] [-c 50] [-d 10s] [-baseline [-baseline-dir DIR]]",
 	details: `-op create sends Create User with a new email each time; get creates one user, then
 reads it again and again (Get User); list reads the first page of List Users. -c clients
 send one request after another for -d. The line printed gives the requests a second, the
 median, 99th percentile and slowest latency, and the count of each status (a 429 means a
 rate limit of the server is reached: serve -rate-limit 0 turns it off). -baseline first
-measures, the same way, a bare net/http server answering a small JSON body, started in this
-process on a free port: the machine's limit to compare with, in the same run.`,
+measures the machine's limit to compare with, in the same run: for get and list, a bare
+net/http server answering a small JSON body, started in this process on a free port and sent
+requests the same way; for create, one SQLite writer committing durable transactions of
+three rows (WAL, synchronous=FULL, as the store writes a user, a wallet and settings) one
+after another, in a temporary file in -baseline-dir (the server's disk, for a fair
+comparison; the current directory by default).`,
 	run: runBench,
 }
 
@@ -39,7 +47,8 @@ func runBench(ctx context.Context, inv *invocation, args []string) error {
 	op := fs.String("op", "get", "the operation to send: `create`, get or list")
 	clients := fs.Int("c", 50, "send from `N` clients at once")
 	duration := fs.Duration("d", 10*time.Second, "send for `DURATION`")
-	baseline := fs.Bool("baseline", false, "measure a bare net/http server the same way first")
+	baseline := fs.Bool("baseline", false, "measure the machine's limit first: a bare net/http server, or for create a raw SQLite writer")
+	baselineDir := fs.String("baseline-dir", ".", "write the raw SQLite writer's temporary file in `DIR`")
 	if err := inv.parse(fs, args); err != nil {
 		return err
 	}
@@ -66,19 +75,29 @@ func runBench(ctx context.Context, inv *invocation, args []string) error {
 		return err
 	}
 	if *baseline {
-		addr, stop, err := bareServer()
-		if err != nil {
-			return err
+		var res benchResult
+		var name, what string
+		if *op == "create" {
+			name, what = "raw SQLite writer", "the raw writer's transactions a second"
+			if res, err = rawWriter(ctx, *baselineDir, *duration); err != nil {
+				return err
+			}
+		} else {
+			addr, stop, err := bareServer()
+			if err != nil {
+				return err
+			}
+			bare := func(int) (*http.Request, error) { return http.NewRequest(http.MethodGet, "http://"+addr+"/", nil) }
+			res = measure(ctx, client, bare, *clients, *duration)
+			if err := stop(); err != nil {
+				return err
+			}
+			name, what = "bare net/http", "the bare server's requests a second"
 		}
-		bare := func(int) (*http.Request, error) { return http.NewRequest(http.MethodGet, "http://"+addr+"/", nil) }
-		res := measure(ctx, client, bare, *clients, *duration)
-		if err := stop(); err != nil {
-			return err
-		}
-		fmt.Fprintln(inv.stdout, res.line("bare net/http"))
-		defer func(bare benchResult) {
-			if bare.perSecond > 0 {
-				fmt.Fprintf(inv.stdout, "%s: %.2f of the bare server's requests a second\n", *op, b.last.perSecond/bare.perSecond)
+		fmt.Fprintln(inv.stdout, res.line(name))
+		defer func(base benchResult) {
+			if base.perSecond > 0 {
+				fmt.Fprintf(inv.stdout, "%s: %.2f of %s\n", *op, b.last.perSecond/base.perSecond, what)
 			}
 		}(res)
 	}
@@ -150,6 +169,7 @@ func (b *bencher) requests(ctx context.Context, op string) (func(int) (*http.Req
 }
 
 type benchResult struct {
+	unit              string // what was counted: requests (the default) or transactions
 	requests          int
 	perSecond         float64
 	p50, p99, slowest time.Duration
@@ -171,9 +191,14 @@ func (r benchResult) line(name string) string {
 	if r.errors > 0 {
 		st = append(st, fmt.Sprintf("errors: %d", r.errors))
 	}
-	return fmt.Sprintf("%s: %.0f requests/s, p50 %v, p99 %v, slowest %v, %d requests (%s)", name, r.perSecond,
+	unit := cmp.Or(r.unit, "requests")
+	line := fmt.Sprintf("%s: %.0f %s/s, p50 %v, p99 %v, slowest %v, %d %s", name, r.perSecond, unit,
 		r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.slowest.Round(10*time.Microsecond),
-		r.requests, strings.Join(st, ", "))
+		r.requests, unit)
+	if len(st) > 0 {
+		line += " (" + strings.Join(st, ", ") + ")"
+	}
+	return line
 }
 
 // measure sends requests from clients goroutines, one after another each, for d.
@@ -238,6 +263,66 @@ func measure(ctx context.Context, client *http.Client, next func(int) (*http.Req
 		res.slowest = latencies[len(latencies)-1]
 	}
 	return res
+}
+
+// rawWriter measures one SQLite writer committing durable transactions of three rows one
+// after another for d, in a temporary file in dir, removed afterwards.
+func rawWriter(ctx context.Context, dir string, d time.Duration) (res benchResult, err error) {
+	tmp, err := os.MkdirTemp(dir, "paymentsd-bench-")
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if rerr := os.RemoveAll(tmp); err == nil {
+			err = rerr
+		}
+	}()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(tmp, "raw.db")+
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate")
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	db.SetMaxOpenConns(1)
+	for _, table := range []string{"a", "b", "c"} {
+		if _, err := db.ExecContext(ctx, "CREATE TABLE "+table+" (id INTEGER PRIMARY KEY, v TEXT NOT NULL)"); err != nil {
+			return res, err
+		}
+	}
+	res.unit = "transactions"
+	var latencies []time.Duration
+	start := time.Now()
+	for n := 0; time.Since(start) < d; n++ {
+		t := time.Now()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return res, err
+		}
+		for _, table := range []string{"a", "b", "c"} {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (v) VALUES (?)", fmt.Sprint("row ", n)); err != nil {
+				tx.Rollback() // #nosec G104 -- the insert's error is the one to report
+				return res, err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return res, err
+		}
+		latencies = append(latencies, time.Since(t))
+	}
+	elapsed := time.Since(start)
+	slices.Sort(latencies)
+	res.requests = len(latencies)
+	if res.requests > 0 {
+		res.perSecond = float64(res.requests) / elapsed.Seconds()
+		res.p50 = latencies[len(latencies)/2]
+		res.p99 = latencies[len(latencies)*99/100]
+		res.slowest = latencies[len(latencies)-1]
+	}
+	return res, nil
 }
 
 // bareServer starts a net/http server answering every request with a small JSON body, on

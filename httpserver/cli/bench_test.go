@@ -23,15 +23,21 @@ func TestBench(t *testing.T) {
 	for _, op := range []string{"create", "get", "list"} {
 		t.Run(op, func(t *testing.T) {
 			r := run(t, "", "bench", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
-				"-op", op, "-c", "4", "-d", "300ms", "-baseline")
+				"-op", op, "-c", "4", "-d", "300ms", "-baseline", "-baseline-dir", t.TempDir())
 			if r.code != 0 {
 				t.Fatalf("exit status %d: %s %s", r.code, r.stdout, r.stderr)
 			}
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			base := regexp.MustCompile(`^bare net/http: \d+ requests/s, p50 \S+, p99 \S+, slowest \S+, \d+ requests \(200: \d+\)$`)
+			ratio := regexp.MustCompile(`^` + op + `: \d+\.\d\d of the bare server's requests a second$`)
+			if op == "create" {
+				base = regexp.MustCompile(`^raw SQLite writer: \d+ transactions/s, p50 \S+, p99 \S+, slowest \S+, \d+ transactions$`)
+				ratio = regexp.MustCompile(`^create: \d+\.\d\d of the raw writer's transactions a second$`)
+			}
 			want := []*regexp.Regexp{
-				regexp.MustCompile(`^bare net/http: \d+ requests/s, p50 \S+, p99 \S+, slowest \S+, \d+ requests \(200: \d+\)$`),
+				base,
 				regexp.MustCompile(`^` + op + `: \d+ requests/s, p50 \S+, p99 \S+, slowest \S+, \d+ requests \(200: \d+\)$`),
-				regexp.MustCompile(`^` + op + `: \d+\.\d\d of the bare server's requests a second$`),
+				ratio,
 			}
 			if len(lines) != len(want) {
 				t.Fatalf("output:\n%s", r.stdout)
