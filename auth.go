@@ -88,8 +88,13 @@ func StringToSign(method, target string, body []byte) string {
 // Sign returns the X-Signature of a platform request: hex HMAC-SHA256 of StringToSign
 // under the platform's secret. Clients and the server use this same function.
 func Sign(secret, method, target string, body []byte) string {
+	return hexHMAC(secret, StringToSign(method, target, body))
+}
+
+// hexHMAC is the hex HMAC-SHA256 of msg under secret: a signature as X-Signature carries it.
+func hexHMAC(secret, msg string) string {
 	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(StringToSign(method, target, body)))
+	mac.Write([]byte(msg))
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
@@ -104,9 +109,7 @@ func StringToSignTimestamped(method, target string, body []byte, timestamp strin
 // signed timestamps: hex HMAC-SHA256 of StringToSignTimestamped under the platform's
 // secret. The request sends timestamp as X-Timestamp.
 func SignTimestamped(secret, method, target string, body []byte, timestamp string) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(StringToSignTimestamped(method, target, body, timestamp)))
-	return hex.EncodeToString(mac.Sum(nil))
+	return hexHMAC(secret, StringToSignTimestamped(method, target, body, timestamp))
 }
 
 // Timestamp returns the X-Timestamp value for t: its Unix seconds in decimal.

@@ -148,6 +148,15 @@ type sealedColumn struct {
 	set func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, plain []byte) error
 }
 
+// sealedRows converts the rows a sealed column's query read.
+func sealedRows[R any](rows []R, err error, row func(R) sealedRow) ([]sealedRow, error) {
+	out := make([]sealedRow, len(rows))
+	for i, r := range rows {
+		out[i] = row(r)
+	}
+	return out, err
+}
+
 // sealedColumns are the columns of sealed values; q reads where each walk ends.
 func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
 	return []sealedColumn{{
@@ -156,11 +165,7 @@ func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
 		last: q.LastPlatformID,
 		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: after, Upto: upto, Batch: batch})
-			out := make([]sealedRow, len(rows))
-			for i, r := range rows {
-				out[i] = sealedRow{id: r.ID, value: r.SecretSealed}
-			}
-			return out, err
+			return sealedRows(rows, err, func(r queries.PlatformSecretsAfterRow) sealedRow { return sealedRow{id: r.ID, value: r.SecretSealed} })
 		},
 		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
 			return q.SetPlatformSecret(ctx, queries.SetPlatformSecretParams{SecretSealed: sealed, ID: r.id})
@@ -171,11 +176,9 @@ func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
 		last: q.LastBankAccountID,
 		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.BankAccountNumbersAfter(ctx, queries.BankAccountNumbersAfterParams{After: after, Upto: upto, Batch: batch})
-			out := make([]sealedRow, len(rows))
-			for i, r := range rows {
-				out[i] = sealedRow{id: r.ID, value: r.AccountNumberSealed, userID: r.UserID, routingNumber: r.RoutingNumber}
-			}
-			return out, err
+			return sealedRows(rows, err, func(r queries.BankAccountNumbersAfterRow) sealedRow {
+				return sealedRow{id: r.ID, value: r.AccountNumberSealed, userID: r.UserID, routingNumber: r.RoutingNumber}
+			})
 		},
 		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, plain []byte) error {
 			return q.SetBankAccountNumber(ctx, queries.SetBankAccountNumberParams{
@@ -190,11 +193,9 @@ func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
 		last: q.LastPayeeBankID,
 		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PayeeBankNumbersAfter(ctx, queries.PayeeBankNumbersAfterParams{After: after, Upto: upto, Batch: batch})
-			out := make([]sealedRow, len(rows))
-			for i, r := range rows {
-				out[i] = sealedRow{id: r.ID, value: r.AccountNumberSealed}
-			}
-			return out, err
+			return sealedRows(rows, err, func(r queries.PayeeBankNumbersAfterRow) sealedRow {
+				return sealedRow{id: r.ID, value: r.AccountNumberSealed}
+			})
 		},
 		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
 			return q.SetPayeeBankNumber(ctx, queries.SetPayeeBankNumberParams{AccountNumberSealed: sealed, ID: r.id})
@@ -205,11 +206,9 @@ func (s *Service) sealedColumns(q *queries.Queries) []sealedColumn {
 		last: q.LastIdempotencyRecordID,
 		list: func(ctx context.Context, q *queries.Queries, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.IdempotencyOutcomesAfter(ctx, queries.IdempotencyOutcomesAfterParams{After: after, Upto: upto, Batch: batch})
-			out := make([]sealedRow, len(rows))
-			for i, r := range rows {
-				out[i] = sealedRow{id: r.ID, value: r.OutcomeSealed}
-			}
-			return out, err
+			return sealedRows(rows, err, func(r queries.IdempotencyOutcomesAfterRow) sealedRow {
+				return sealedRow{id: r.ID, value: r.OutcomeSealed}
+			})
 		},
 		set: func(ctx context.Context, q *queries.Queries, r sealedRow, sealed string, _ []byte) error {
 			return q.SetIdempotencyOutcome(ctx, queries.SetIdempotencyOutcomeParams{OutcomeSealed: sealed, ID: r.id})

@@ -72,7 +72,8 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(w),
 			"method", r.Method, "path", r.URL.Path, "error", err)
 	}
-	writeJSON(w, statusByCode[code], errorEnvelope(payments.ErrorMessage(err), s.svc.Now()))
+	status, body := s.render(nil, err, s.svc.Now())
+	writeBody(w, status, body)
 }
 
 func errorEnvelope(message string, now time.Time) payments.Envelope {
