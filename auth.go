@@ -13,6 +13,7 @@ import (
 	"hash"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,8 +75,43 @@ type Caller struct {
 type platformRecord struct {
 	known            bool // false: the decoy that stands in for an unknown id
 	env              Environment
-	secret           []byte
 	requireTimestamp bool
+	macs             *macPool // HMAC-SHA256 under the platform's secret
+}
+
+// macPool reuses HMAC-SHA256 states keyed with one secret: Reset returns a state to its
+// keyed start, so a request neither keys nor allocates a new one.
+type macPool struct {
+	secret []byte
+	pool   sync.Pool // of *keyedMAC
+}
+
+// keyedMAC is an HMAC state with a buffer for the message it is given.
+type keyedMAC struct {
+	hash.Hash
+	msg []byte
+}
+
+func newMACPool(secret []byte) *macPool {
+	m := &macPool{secret: secret}
+	m.pool.New = func() any { return &keyedMAC{Hash: hmac.New(sha256.New, m.secret)} }
+	return m
+}
+
+func (m *macPool) get() *keyedMAC { return m.pool.Get().(*keyedMAC) }
+
+func (m *macPool) put(k *keyedMAC) {
+	k.Reset()
+	if cap(k.msg) <= 4<<10 { // a long request target's buffer is not kept
+		m.pool.Put(k)
+	}
+}
+
+// writeStringToSign writes StringToSign(method, target, body) without building it.
+func (k *keyedMAC) writeStringToSign(method, target string, body []byte) {
+	sum := sha256.Sum256(body)
+	k.msg = hex.AppendEncode(append(append(k.msg[:0], method...), target...), sum[:])
+	k.Write(k.msg)
 }
 
 // StringToSign is the message a platform request's signature covers: the method, the
@@ -187,7 +223,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 			return uuid.Nil, err
 		}
 	}
-	plain, stamped := platformMACs(p.secret, r)
+	plain, stamped := platformMACs(p.macs, r)
 	want := plain
 	if p.requireTimestamp && stamped != nil {
 		want = stamped
@@ -208,25 +244,25 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 	return uuid.Nil, errBadCredentials
 }
 
-// platformMACs returns the HMACs under key of the request's string to sign in the
-// specification's form and, when the request carries X-Timestamp, in the timestamped
+// platformMACs returns the HMACs under the pool's key of the request's string to sign in
+// the specification's form and, when the request carries X-Timestamp, in the timestamped
 // form (nil otherwise). Both are computed whatever the platform requires: what
 // authentication costs depends on the request alone, never on the platform's record.
-func platformMACs(key []byte, r PlatformRequest) (plain, stamped []byte) {
-	msg := []byte(StringToSign(r.Method, r.Target, r.Body))
-	mac := hmac.New(sha256.New, key)
-	mac.Write(msg)
+func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped []byte) {
+	mac := macs.get()
+	defer macs.put(mac)
+	mac.writeStringToSign(r.Method, r.Target, r.Body)
 	if r.Timestamp != "" {
 		// The timestamped form extends the plain one: go on from a copy of its state.
 		var ext hash.Hash
-		if c, ok := mac.(hash.Cloner); ok {
+		if c, ok := mac.Hash.(hash.Cloner); ok {
 			if clone, err := c.Clone(); err == nil {
 				ext = clone
 			}
 		}
 		if ext == nil {
-			ext = hmac.New(sha256.New, key)
-			ext.Write(msg)
+			ext = hmac.New(sha256.New, macs.secret)
+			ext.Write(mac.msg)
 		}
 		ext.Write([]byte(r.Timestamp))
 		stamped = ext.Sum(nil)
@@ -285,7 +321,7 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	if err != nil {
 		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
 	}
-	p := platformRecord{known: true, env: Environment(row.Environment), secret: secret,
+	p := platformRecord{known: true, env: Environment(row.Environment), macs: newMACPool(secret),
 		requireTimestamp: row.RequireTimestamp != 0}
 	s.platforms.put(id, p)
 	return p, nil
@@ -374,7 +410,7 @@ type decoys struct {
 func newDecoys() decoys {
 	secret := randomSecret()
 	return decoys{
-		decoy:     platformRecord{secret: []byte(secret)},
+		decoy:     platformRecord{macs: newMACPool([]byte(secret))},
 		decoyHash: sha256.Sum256([]byte(secret)),
 		decoyAAD:  platformSecretAAD(uuid.NewString()),
 		mask:      uuid.New(),

@@ -28,13 +28,45 @@ func TestUUIDFastPath(t *testing.T) {
 		"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a4g", "", "not-an-id", "7f0c2a4e_1b7d_4c61_9a53_0d8e7f6b5a41"}
 	for _, id := range ids {
 		doc := map[string]any{"path": map[string]any{"user_id": id}, "query": map[string]any{}}
-		fast := validUUIDPath(v.uuidOnly["users_get"], doc)
+		fast := v.uuidPath("users_get", map[string]string{"user_id": id})
 		schema := v.schemas["users_get"].Validate(doc) == nil
 		if fast && !schema {
 			t.Errorf("%q: the fast path accepts what the schema refuses", id)
 		}
 		if !fast && schema {
 			t.Logf("%q: the fast path leaves to the schema what it accepts (allowed, only slower)", id)
+		}
+	}
+}
+
+// The fast path takes a request only with every parameter of its route, each a UUID: a
+// missing or extra parameter, or a request the fast path does not know, goes to the schema.
+func TestUUIDFastPathParameters(t *testing.T) {
+	v, err := newValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"
+	for _, c := range []struct {
+		name string
+		path map[string]string
+		fast bool
+	}{
+		{"payee_banks_delete", map[string]string{"user_id": id, "bank_uuid": id}, true},
+		{"payee_banks_delete", map[string]string{"user_id": id}, false},
+		{"payee_banks_delete", map[string]string{"user_id": id, "bank_id": id}, false},
+		{"payee_banks_delete", map[string]string{"user_id": id, "bank_uuid": "x"}, false},
+		{"users_get", map[string]string{"user_id": id, "other": id}, false},
+		{"users_get", nil, false},
+		{"users_create", map[string]string{}, false},
+	} {
+		before := v.validations.Load()
+		fast := v.uuidPath(c.name, c.path)
+		if fast != c.fast {
+			t.Errorf("%s %v: fast path %v, want %v", c.name, c.path, fast, c.fast)
+		}
+		if counted := v.validations.Load() - before; counted != map[bool]int64{true: 1}[fast] {
+			t.Errorf("%s %v: %d validations counted", c.name, c.path, counted)
 		}
 	}
 }

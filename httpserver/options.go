@@ -10,10 +10,11 @@ import (
 // The limits New applies; NewWithOptions and the serve flags change them.
 const (
 	// DefaultRateLimit is how many requests a second each platform, and each user-API
-	// key, may send on average: a quarter of the creates a second this API writes on two
-	// cores, so no one tenant takes the whole server, and more than a client sending one
-	// request at a time reaches outside a tight loop.
-	DefaultRateLimit = 1000
+	// key, may send on average: none by default. A tenant's quota is the operator's
+	// business decision (README, Decisions), and a client of the specification, which
+	// knows no 429, must not meet one it did not ask for: a server that answers 1,000
+	// requests a second to a load test would refuse the rest.
+	DefaultRateLimit = 0
 	// DefaultAuthFailures is how many authentication failures a minute one client
 	// address, and one claimed platform id or API key, may have before 429: more than a
 	// test suite checking every 401 of the API sends, so clients of the specification see
@@ -28,8 +29,8 @@ const (
 // every limit at its default.
 type Options struct {
 	// RateLimit is the requests a second each platform, and each API key on the user-API
-	// route, may send on average, as a token bucket refilled at this rate. 0 means
-	// DefaultRateLimit; negative, no limit.
+	// route, may send on average, as a token bucket refilled at this rate. 0 or negative:
+	// no limit (the default).
 	RateLimit float64
 	// RateBurst is the bucket's size: how many requests may come at once. 0 means twice
 	// RateLimit (at least 1).
@@ -51,9 +52,6 @@ type Options struct {
 
 // withDefaults returns o with its zero values replaced by the defaults.
 func (o Options) withDefaults() Options {
-	if o.RateLimit == 0 {
-		o.RateLimit = DefaultRateLimit
-	}
 	if o.RateBurst <= 0 && o.RateLimit > 0 {
 		o.RateBurst = int(max(1, min(math.Ceil(2*o.RateLimit), math.MaxInt32)))
 	}
@@ -75,7 +73,7 @@ func (o Options) withDefaults() Options {
 // or an error for a value that makes no sense. On the command line 0 turns a limit off.
 func LimitFlags(fs *flag.FlagSet) func() (Options, error) {
 	rateLimit := fs.Float64("rate-limit", DefaultRateLimit,
-		"let each platform, and each user-API key, send `R` requests a second on average; 0: no limit")
+		"let each platform, and each user-API key, send `R` requests a second on average; 0: no limit (the default)")
 	rateBurst := fs.Int("rate-burst", 0,
 		"let `B` requests come at once (the token bucket's size); 0: twice -rate-limit")
 	authFailures := fs.Int("auth-failures", DefaultAuthFailures,
@@ -89,6 +87,8 @@ func LimitFlags(fs *flag.FlagSet) func() (Options, error) {
 			return Options{}, errors.New("-rate-limit must be a number of requests a second")
 		case o.RateBurst < 0:
 			return Options{}, errors.New("-rate-burst must not be negative")
+		case o.RateBurst > 0 && o.RateLimit <= 0:
+			return Options{}, errors.New("-rate-burst needs -rate-limit: without one, no platform has a bucket")
 		}
 		if o.RateLimit <= 0 {
 			o.RateLimit = -1

@@ -113,6 +113,9 @@ func clientAddr(r *http.Request, header string) string {
 
 // parseAddr reads an IP address, with or without a port.
 func parseAddr(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil { // a connection's address: the usual case
+		return ap.Addr(), true
+	}
 	if a, err := netip.ParseAddr(s); err == nil {
 		return a, true
 	}

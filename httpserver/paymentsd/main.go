@@ -4,7 +4,7 @@
 // Usage:
 //
 //	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]
-//	                          [-rate-limit 1000] [-rate-burst 2000] [-auth-failures 300] [-client-ip-header NAME]
+//	                          [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
