@@ -48,6 +48,10 @@ type committer struct {
 	closeOnce sync.Once
 	stopped   chan struct{} // closed when the goroutine has returned; nil until it starts
 
+	// The savepoint statements, prepared once: SQLite would otherwise parse them for every
+	// operation of every batch.
+	savepoint, rollbackTo, release *sql.Stmt
+
 	// For tests: the operations waiting to be taken, the transactions committed and the
 	// operations they carried, and a hook run in the transaction just before COMMIT.
 	waiting      atomic.Int64
@@ -58,6 +62,32 @@ type committer struct {
 
 func newCommitter() committer {
 	return committer{ops: make(chan *writeOp), closing: make(chan struct{})}
+}
+
+// prepare prepares the savepoint statements on the writer.
+func (c *committer) prepare(ctx context.Context, writer *sql.DB) error {
+	for _, p := range []struct {
+		stmt **sql.Stmt
+		sql  string
+	}{{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"}} {
+		stmt, err := writer.PrepareContext(ctx, p.sql)
+		if err != nil {
+			return err
+		}
+		*p.stmt = stmt
+	}
+	return nil
+}
+
+// closeStatements closes the savepoint statements prepared.
+func (c *committer) closeStatements() error {
+	var errs []error
+	for _, stmt := range []*sql.Stmt{c.savepoint, c.rollbackTo, c.release} {
+		if stmt != nil {
+			errs = append(errs, stmt.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // startCommitter starts the committer goroutine; Close stops it.
@@ -165,7 +195,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 			continue
 		}
 		var txErr error
-		results[i], txErr = runOp(ctx, tx, q, op, savepoints)
+		results[i], txErr = s.commit.runOp(ctx, tx, q, op, savepoints)
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
@@ -212,9 +242,9 @@ func failBatch(results []opResult, applied []bool, next int, err error) {
 // runOp runs one operation inside a savepoint of tx (or, alone in its batch, in tx
 // itself). The result is the operation's own; txErr reports that the savepoint itself
 // failed, so the whole transaction is suspect.
-func runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp, savepoint bool) (r opResult, txErr error) {
+func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp, savepoint bool) (r opResult, txErr error) {
 	if savepoint {
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT op"); err != nil {
+		if _, err := tx.StmtContext(ctx, c.savepoint).ExecContext(ctx); err != nil {
 			return opResult{}, err
 		}
 	}
@@ -230,10 +260,10 @@ func runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp, sav
 		return r, nil
 	}
 	if r.err != nil || r.panicked {
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO op"); err != nil {
+		if _, err := tx.StmtContext(ctx, c.rollbackTo).ExecContext(ctx); err != nil {
 			return r, err
 		}
 	}
-	_, err := tx.ExecContext(ctx, "RELEASE op")
+	_, err := tx.StmtContext(ctx, c.release).ExecContext(ctx)
 	return r, err
 }

@@ -178,7 +178,10 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
-	if s.writer, err = sql.Open("sqlite", dsn(path, "_txlock=immediate")); err != nil {
+	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
+	// save each page's old content there, which on disk was a write system call for every
+	// page an operation touched first.
+	if s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=temp_store(MEMORY)&_txlock=immediate")); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	s.writer.SetMaxOpenConns(1)
@@ -225,6 +228,9 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 	if s.readQ, err = queries.Prepare(ctx, s.reader); err != nil {
 		return fail(fmt.Errorf("payments: prepare: %w", err))
 	}
+	if err := s.commit.prepare(ctx, s.writer); err != nil {
+		return fail(fmt.Errorf("payments: prepare: %w", err))
+	}
 	s.startCommitter()
 	if err := s.loadDefaultRules(ctx); err != nil {
 		return fail(fmt.Errorf("payments: load payee rules: %w", err))
@@ -246,7 +252,7 @@ func dsn(path, extra string) string {
 // those still waiting, and any later ones, fail.
 func (s *Service) Close() error {
 	s.stopCommitter()
-	var errs []error
+	errs := []error{s.commit.closeStatements()}
 	for _, q := range []*queries.Queries{s.readQ, s.writeQ} {
 		if q != nil {
 			errs = append(errs, q.Close())
