@@ -305,11 +305,8 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's.
 func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, userID, payeeID string) ([]PayeeAddress, error) {
-	query := map[string]string{}
-	if payeeID != "" {
-		query["payee_id"] = payeeID
-	}
-	if _, err := s.check("addresses_list", map[string]string{"user_id": userID}, query, nil); err != nil {
+	query := map[string]string{"payee_id": payeeID}
+	if err := s.checkAsSent(ctx, "addresses_list", map[string]string{"user_id": userID}, query, "payee_id"); err != nil {
 		return nil, err
 	}
 	out := []PayeeAddress{}

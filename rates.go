@@ -75,7 +75,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 //
 // Returns CodeInvalid for a malformed or unknown currency code.
 func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]ExchangeRate, error) {
-	if _, err := s.check("rates_get", nil, map[string]string{"payout_currency": payoutCurrency}, nil); err != nil {
+	if err := s.checkAsSent(ctx, "rates_get", nil, map[string]string{"payout_currency": payoutCurrency}); err != nil {
 		return nil, err
 	}
 	out := []ExchangeRate{}

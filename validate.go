@@ -2,6 +2,7 @@ package payments
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -238,6 +239,49 @@ func (m decodedMark) decodedAs() *decoded { return m.d }
 type requestValue interface {
 	requestSchema() string
 	mark(*decoded)
+}
+
+// WithRequest returns ctx carrying req, the request exactly as a client sent it, for an
+// operation whose string arguments cannot tell a query parameter left out from one sent
+// empty (List Payee Addresses, Get Payee Rules, Get Exchange Rates): the two are different
+// 422s. Such an operation validates req, once, instead of what its arguments say, provided
+// req says the same as its arguments (a parameter left out reads as ""). The HTTP server
+// does this; a Go caller has no need to.
+func WithRequest(ctx context.Context, req Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, &req)
+}
+
+type requestKey struct{}
+
+// checkAsSent is check for the operations WithRequest describes. params holds every
+// path and query parameter the operation declares, "" for one its caller left out; the
+// names in optional are left out of what check validates when "". When ctx carries the
+// request as sent and it holds the same values (a parameter left out reads as ""), that
+// request is validated instead, so that left out and empty stay apart.
+func (s *Service) checkAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
+	if req, ok := ctx.Value(requestKey{}).(*Request); ok && len(req.Body) == 0 &&
+		sameValues(req.Path, path) && sameValues(req.Query, query) {
+		return s.schemas.validate(name, map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}, nil)
+	}
+	for _, k := range optional {
+		if query[k] == "" {
+			delete(query, k)
+		}
+	}
+	_, err := s.check(name, path, query, nil)
+	return err
+}
+
+// sameValues reports whether sent has the value of every parameter in params, one left
+// out counting as "". Parameters the operation does not declare may be sent: the schema
+// allows them.
+func sameValues(sent, params map[string]string) bool {
+	for k, v := range params {
+		if sent[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // check validates what an operation was given: path and query parameters and a body

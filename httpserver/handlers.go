@@ -10,9 +10,10 @@ import (
 // The handlers of the fourteen routes: each runs one library operation. Every request is
 // validated once, against the schema its operation names: body routes decode their body
 // into the operation's request value (body), which the operation does not validate again;
-// routes with only path parameters leave them to the operation (params); the routes with
-// query parameters validate them here (query), as a query parameter left out and one sent
-// empty are different failures that the operations' string arguments cannot tell apart.
+// routes whose input is their path, and their query, leave it to the operation (params,
+// query). A query parameter left out and one sent empty are different failures, which an
+// operation's string arguments cannot tell apart, so the query routes hand the operation
+// the request as sent (payments.WithRequest) and it validates that.
 
 // none is the input of a route without a body: its path and query are in the call.
 type none struct{}
@@ -34,14 +35,10 @@ func params(op func(ctx context.Context, c *call, in none) (any, error)) handler
 	return func(ctx context.Context, c *call) (any, error) { return op(ctx, c, none{}) }
 }
 
-// query adapts op to a route with query parameters: it validates the request against the
-// named schema before op runs.
-func query(s *server, schema string, op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+// query adapts op to a route with query parameters: op validates the request as sent.
+func query(op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
 	return func(ctx context.Context, c *call) (any, error) {
-		if err := s.svc.Decode(schema, c.req, nil); err != nil {
-			return nil, err
-		}
-		return op(ctx, c, none{})
+		return op(payments.WithRequest(ctx, c.req), c, none{})
 	}
 }
 

@@ -23,8 +23,8 @@ func addRoutes(mux *http.ServeMux, s *server) {
 	s.route(mux, "DELETE /api/platform/card/delete/{user_id}", platformAPI, withBody, body(s, s.deleteCard))
 	s.route(mux, "POST /api/platform/cross-border/payee/bank/{user_id}", platformAPI, withBody, body(s, s.addPayeeBank))
 	s.route(mux, "DELETE /api/platform/cross-border/payee/bank/{user_id}/{bank_uuid}", platformAPI, noBody, params(s.deletePayeeBank))
-	s.route(mux, "GET /api/platform/cross-border/payee/addresses/{user_id}", platformAPI, noBody, query(s, "addresses_list", s.listPayeeAddresses))
+	s.route(mux, "GET /api/platform/cross-border/payee/addresses/{user_id}", platformAPI, noBody, query(s.listPayeeAddresses))
 	s.route(mux, "GET /api/platform/cross-border/payee/address/{user_id}/{address_id}", platformAPI, noBody, params(s.getPayeeAddress))
-	s.route(mux, "GET /api/platform/cross-border/payee-rules", platformAPI, noBody, query(s, "rules_get", s.getPayeeRules))
-	s.route(mux, "GET /api/platform/cross-border/rates", platformAPI, noBody, query(s, "rates_get", s.getExchangeRates))
+	s.route(mux, "GET /api/platform/cross-border/payee-rules", platformAPI, noBody, query(s.getPayeeRules))
+	s.route(mux, "GET /api/platform/cross-border/rates", platformAPI, noBody, query(s.getExchangeRates))
 }
