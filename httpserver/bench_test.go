@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,7 +32,15 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./httpserver
 
-const benchUsers = 100_000
+// benchUsers is how many users the benchmark store holds: 100,000 unless -bench-users says
+// otherwise, e.g. a million for List Users' deepest page:
+//
+//	go test -run '^$' -bench ListUsers -bench-users 1000000 ./httpserver
+var benchUsers = 100_000
+
+func init() {
+	flag.IntVar(&benchUsers, "bench-users", benchUsers, "users in the benchmark store")
+}
 
 // unlimited turns the rate limit and the failure throttle off: the benchmarks send far
 // more than a platform may, and measure what the rest of the pipeline costs.
@@ -385,14 +394,16 @@ func BenchmarkListUsers(b *testing.B) {
 	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
 	const target = "/api/platform/users/list"
 
-	for _, page := range []int{1, benchUsers / 10} {
-		params := payments.ListUsersParams{RowsPerPage: 10, PageNo: page}
+	// The first page and the last (page 50,000 of a million users), 20 rows each.
+	const rows = 20
+	for _, page := range []int{1, benchUsers / rows} {
+		params := payments.ListUsersParams{RowsPerPage: rows, PageNo: page}
 		// The page is the right one before it is timed.
 		got, err := svc.ListUsers(ctx, st.platform.PlatformID, params)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(got.Records) != 10 || got.TotalRecords != benchUsers || got.Records[0].UserID.String() != st.userIDs[(page-1)*10] {
+		if len(got.Records) != rows || got.TotalRecords != int64(benchUsers) || got.Records[0].UserID.String() != st.userIDs[(page-1)*rows] {
 			b.Fatalf("page %d: %d records of %d, first %s", page, len(got.Records), got.TotalRecords, got.Records[0].UserID)
 		}
 
@@ -407,7 +418,7 @@ func BenchmarkListUsers(b *testing.B) {
 		})
 
 		b.Run(fmt.Sprintf("handler/page%d", page), func(b *testing.B) {
-			body := fmt.Appendf(nil, `{"rows_per_page":10,"page_no":%d}`, page)
+			body := fmt.Appendf(nil, `{"rows_per_page":%d,"page_no":%d}`, rows, page)
 			signature := payments.Sign(st.platform.Secret, http.MethodPost, target, body)
 			b.ReportAllocs()
 			for range b.N {
