@@ -28,9 +28,9 @@ type benchFixtures struct {
 	db                    string
 }
 
-// data runs paymentsd with args, which must succeed, and decodes the data of the
+// runJSON runs paymentsd with args, which must succeed, and decodes the data of the
 // envelope it prints (a call) into v, or the whole JSON when it has no data.
-func data(t *testing.T, v any, stdin string, args ...string) {
+func runJSON(t *testing.T, v any, stdin string, args ...string) {
 	t.Helper()
 	r := run(t, stdin, args...)
 	if r.code != 0 {
@@ -55,7 +55,7 @@ func newBenchFixtures(t *testing.T) benchFixtures {
 		PlatformID string `json:"platform_id"`
 		Secret     string `json:"secret"`
 	}
-	data(t, &creds, "", "platform", "create", "-db", f.db, "-name", "Acme")
+	runJSON(t, &creds, "", "platform", "create", "-db", f.db, "-name", "Acme")
 	f.platform, f.secret = creds.PlatformID, creds.Secret
 	addr, _, stop := serve(t, "-db", f.db, "-addr", "127.0.0.1:0", "-rate-limit", "0")
 	t.Cleanup(func() { stop() })
@@ -71,25 +71,25 @@ func newBenchFixtures(t *testing.T) benchFixtures {
 		APIKey    string `json:"api_key"`
 		APISecret string `json:"api_secret"`
 	}
-	data(t, &ids, "", append(signed, "POST", "/api/platform/users/create", `{"name":"Ada","email":"ada@example.com"}`)...)
+	runJSON(t, &ids, "", append(signed, "POST", "/api/platform/users/create", `{"name":"Ada","email":"ada@example.com"}`)...)
 	f.user = ids.UserID
-	data(t, &ids, "", "apikey", "create", "-db", f.db, "-user", f.user)
+	runJSON(t, &ids, "", "apikey", "create", "-db", f.db, "-user", f.user)
 	f.apiKey, f.apiSecret = ids.APIKey, ids.APISecret
-	data(t, &ids, "", "call", "-url", f.url, "-api-key", f.apiKey, "-api-secret", f.apiSecret,
+	runJSON(t, &ids, "", "call", "-url", f.url, "-api-key", f.apiKey, "-api-secret", f.apiSecret,
 		"POST", "/api/user-api/payee/create", `{"name":"Ravi"}`)
 	f.payee = ids.PayeeID
-	data(t, &ids, `{"name":"Ravi","address_line_1":"1 MG Road","city":"Mumbai","state":"MH","zipcode":"400001","country":"IN"}`,
+	runJSON(t, &ids, `{"name":"Ravi","address_line_1":"1 MG Road","city":"Mumbai","state":"MH","zipcode":"400001","country":"IN"}`,
 		"address", "add", "-db", f.db, "-user", f.user, "-payee", f.payee)
 	f.address = f.user + "/" + ids.ID
-	data(t, &ids, "", "user", "verify", "-db", f.db, f.user)
-	data(t, &ids, "", append(signed, "POST", "/api/platform/accounts/add-account", fmt.Sprintf(`{"user_id":%q,`+
+	runJSON(t, &ids, "", "user", "verify", "-db", f.db, f.user)
+	runJSON(t, &ids, "", append(signed, "POST", "/api/platform/accounts/add-account", fmt.Sprintf(`{"user_id":%q,`+
 		`"bank_name":"B","account_number":"1234","routing_number":"021000021","account_type":"PERSONAL_CHECKING"}`, f.user))...)
 	f.account = ids.AccountID
-	data(t, new(any), "", "rates", "set", "-db", f.db, "-base", "USD", "-payout", "INR", "-rate", "83.12")
+	runJSON(t, new(any), "", "rates", "set", "-db", f.db, "-base", "USD", "-payout", "INR", "-rate", "83.12")
 
 	var cards strings.Builder
 	for range 20 {
-		data(t, &ids, "", "card", "add", "-db", f.db, "-user", f.user)
+		runJSON(t, &ids, "", "card", "add", "-db", f.db, "-user", f.user)
 		fmt.Fprintf(&cards, "%s/%s\n", f.user, ids.CardID)
 	}
 	f.cards = filepath.Join(t.TempDir(), "cards")
