@@ -132,12 +132,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
 	}
-	if q.getUserSettingsStmt, err = db.PrepareContext(ctx, getUserSettings); err != nil {
-		return nil, fmt.Errorf("error preparing query GetUserSettings: %w", err)
-	}
-	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
-		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
-	}
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
 	}
@@ -389,16 +383,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
 		}
 	}
-	if q.getUserSettingsStmt != nil {
-		if cerr := q.getUserSettingsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getUserSettingsStmt: %w", cerr)
-		}
-	}
-	if q.getUserWalletStmt != nil {
-		if cerr := q.getUserWalletStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
-		}
-	}
 	if q.idempotencyOutcomesAfterStmt != nil {
 		if cerr := q.idempotencyOutcomesAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
@@ -584,8 +568,6 @@ type Queries struct {
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
-	getUserSettingsStmt                 *sql.Stmt
-	getUserWalletStmt                   *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
 	lastIdempotencyRecordIDStmt         *sql.Stmt
@@ -650,8 +632,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
-		getUserSettingsStmt:                 q.getUserSettingsStmt,
-		getUserWalletStmt:                   q.getUserWalletStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
 		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,

@@ -28,11 +28,3 @@ LIMIT sqlc.arg(page_size);
 UPDATE users
 SET verified_at = coalesce(verified_at, sqlc.arg(verified_at))
 WHERE id = sqlc.arg(id);
-
--- name: GetUserWallet :one
-SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?;
-
--- name: GetUserSettings :one
-SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at
-FROM user_settings
-WHERE user_id = ?;

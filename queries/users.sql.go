@@ -145,44 +145,6 @@ func (q *Queries) GetUser(ctx context.Context, id string) (User, error) {
 	return i, err
 }
 
-const getUserSettings = `-- name: GetUserSettings :one
-SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at
-FROM user_settings
-WHERE user_id = ?
-`
-
-func (q *Queries) GetUserSettings(ctx context.Context, userID string) (UserSetting, error) {
-	row := q.queryRow(ctx, q.getUserSettingsStmt, getUserSettings, userID)
-	var i UserSetting
-	err := row.Scan(
-		&i.UserID,
-		&i.Currency,
-		&i.Timezone,
-		&i.Language,
-		&i.NotificationsEnabled,
-		&i.TwoFactorEnabled,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
-const getUserWallet = `-- name: GetUserWallet :one
-SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?
-`
-
-func (q *Queries) GetUserWallet(ctx context.Context, userID string) (Wallet, error) {
-	row := q.queryRow(ctx, q.getUserWalletStmt, getUserWallet, userID)
-	var i Wallet
-	err := row.Scan(
-		&i.ID,
-		&i.UserID,
-		&i.Currency,
-		&i.Balance,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const listUsersPage = `-- name: ListUsersPage :many
 SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
 WHERE platform_id = ?1 AND pw_id > ?2
