@@ -68,7 +68,7 @@ func (NewBankAccount) requestSchema() string { return "accounts_add" }
 func bankAccountFromRow(r queries.BankAccount, number string) BankAccount {
 	return BankAccount{
 		AccountID:          uuid.MustParse(r.ID),
-		BankNickName:       stringPtr(r.NickName),
+		BankNickName:       r.NickName,
 		AccountNumber:      number[len(number)-4:],
 		AccountBalance:     Decimal(r.Balance),
 		RoutingNumber:      r.RoutingNumber,
@@ -107,22 +107,22 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	id, userID := s.newID().String(), canonicalID(in.UserID)
 	row := queries.BankAccount{
 		ID:                   id,
-		NickName:             nullString(in.NickName),
+		NickName:             in.NickName,
 		BankName:             in.BankName,
 		AccountNumberSealed:  s.keys.seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
 		AccountNumberIndex:   s.index.bankAccount(userID, in.RoutingNumber, in.AccountNumber),
 		RoutingNumber:        in.RoutingNumber,
-		BankAddress:          nullString(in.BankAddress),
-		City:                 nullString(in.City),
-		State:                nullString(in.State),
-		Zip:                  nullString(in.Zip),
-		Country:              nullString(in.Country),
+		BankAddress:          in.BankAddress,
+		City:                 in.City,
+		State:                in.State,
+		Zip:                  in.Zip,
+		Country:              in.Country,
 		AccountType:          in.AccountType,
-		AccountHolderAddress: nullString(in.AccountHolderAddress),
-		AccountHolderCity:    nullString(in.AccountHolderCity),
-		AccountHolderState:   nullString(in.AccountHolderState),
-		AccountHolderZip:     nullString(in.AccountHolderZip),
-		AccountHolderCountry: nullString(in.AccountHolderCountry),
+		AccountHolderAddress: in.AccountHolderAddress,
+		AccountHolderCity:    in.AccountHolderCity,
+		AccountHolderState:   in.AccountHolderState,
+		AccountHolderZip:     in.AccountHolderZip,
+		AccountHolderCountry: in.AccountHolderCountry,
 		Balance:              "0",
 		VerificationStatus:   initialVerificationStatus,
 		VerificationType:     initialVerificationType,
@@ -198,7 +198,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		if err != nil {
 			return notFound(err, "Bank account not found.")
 		}
-		if !r.VerifiedAt.Valid {
+		if r.VerifiedAt == nil {
 			return Errorf(CodeForbidden, "The account's user is not identity-verified.")
 		}
 		row = r.BankAccount

@@ -155,10 +155,10 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 			AccountNumberSealed: s.keys.seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
-			BankNickName:        nullString(b.BankNickName),
-			IdentifierType:      nullString(b.BankIdentifierType),
-			IdentifierValue:     nullString(b.BankIdentifierValue),
-			PayoutBankID:        nullString(in.PayoutBankID),
+			BankNickName:        b.BankNickName,
+			IdentifierType:      b.BankIdentifierType,
+			IdentifierValue:     b.BankIdentifierValue,
+			PayoutBankID:        in.PayoutBankID,
 			CreatedAt:           formatTime(now),
 			UpdatedAt:           formatTime(now),
 		})
@@ -193,7 +193,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 			return err
 		}
 		n, err := q.SoftDeletePayeeBank(ctx, queries.SoftDeletePayeeBankParams{
-			DeletedAt: nullTime(s.Now()),
+			DeletedAt: new(formatTime(s.Now())),
 			ID:        canonicalID(bankID),
 			UserID:    user.ID,
 		})
@@ -242,7 +242,7 @@ func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 		ID:           uuid.MustParse(r.ID),
 		UserID:       uuid.MustParse(r.PayeeID),
 		Name:         r.Name,
-		LastName:     stringPtr(r.LastName),
+		LastName:     r.LastName,
 		AddressLine1: r.AddressLine1,
 		City:         r.City,
 		State:        r.State,
@@ -268,15 +268,15 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		PayeeID:      canonicalID(payeeID),
 		ContactID:    s.newID().String(),
 		Name:         in.Name,
-		LastName:     nullString(in.LastName),
+		LastName:     in.LastName,
 		AddressLine1: in.AddressLine1,
-		AddressLine2: nullString(in.AddressLine2),
-		CompanyName:  nullString(in.CompanyName),
+		AddressLine2: in.AddressLine2,
+		CompanyName:  in.CompanyName,
 		City:         in.City,
 		State:        in.State,
 		Zipcode:      in.Zipcode,
 		Country:      in.Country,
-		AddressType:  nullString(in.AddressType),
+		AddressType:  in.AddressType,
 		CreatedAt:    formatTime(s.Now()),
 	}
 	if in.IsDefault != nil && *in.IsDefault {
@@ -316,9 +316,9 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 		if err != nil {
 			return err
 		}
-		filter := sql.NullString{}
+		var filter *string // nil: every payee's
 		if payeeID != "" {
-			filter = sql.NullString{String: canonicalID(payeeID), Valid: true}
+			filter = new(canonicalID(payeeID))
 		}
 		rows, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: user.ID, PayeeID: filter})
 		for _, r := range rows {

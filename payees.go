@@ -45,9 +45,9 @@ func payeeFromRow(r queries.Payee) Payee {
 	return Payee{
 		PayeeID:          uuid.MustParse(r.ID),
 		Name:             r.Name,
-		Email:            stringPtr(r.Email),
-		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
-		Phone:            stringPtr(r.Phone),
+		Email:            r.Email,
+		PhoneCountryCode: r.PhoneCountryCode,
+		Phone:            r.Phone,
 		CreatedAt:        parseTime(r.CreatedAt),
 	}
 }
@@ -85,9 +85,9 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 			ID:               p.PayeeID.String(),
 			UserID:           caller.UserID.String(),
 			Name:             p.Name,
-			Email:            nullString(p.Email),
-			PhoneCountryCode: nullString(p.PhoneCountryCode),
-			Phone:            nullString(p.Phone),
+			Email:            p.Email,
+			PhoneCountryCode: p.PhoneCountryCode,
+			Phone:            p.Phone,
 			CreatedAt:        formatTime(p.CreatedAt),
 		})
 	})
@@ -123,7 +123,7 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		if err != nil {
 			return notFound(err, "Payee not found.")
 		}
-		if err := q.RenamePayee(ctx, queries.RenamePayeeParams{Name: in.Name, UpdatedAt: nullTime(s.Now()), ID: row.ID}); err != nil {
+		if err := q.RenamePayee(ctx, queries.RenamePayeeParams{Name: in.Name, UpdatedAt: new(formatTime(s.Now())), ID: row.ID}); err != nil {
 			return err
 		}
 		row.Name = in.Name

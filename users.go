@@ -2,7 +2,6 @@ package payments
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"time"
 
@@ -65,9 +64,9 @@ func userFromRow(r queries.User) User {
 		PwID:             r.PwID,
 		UserID:           uuid.MustParse(r.ID),
 		Name:             r.Name,
-		Email:            stringPtr(r.Email),
-		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
-		Phone:            stringPtr(r.Phone),
+		Email:            r.Email,
+		PhoneCountryCode: r.PhoneCountryCode,
+		Phone:            r.Phone,
 		CreatedAt:        parseTime(r.CreatedAt),
 	}
 }
@@ -116,9 +115,9 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		PhoneCountryCode: in.PhoneCountryCode,
 		Phone:            in.Phone,
 	}
-	var emailKey sql.NullString
+	var emailKey *string
 	if in.Email != nil {
-		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
+		emailKey = new(strings.ToLower(*in.Email))
 	}
 	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q *queries.Queries) error {
 		// The clock is read holding the write lock, so that creation times follow the
@@ -136,10 +135,10 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 			PlatformID:       platformID.String(),
 			PwID:             pwID,
 			Name:             u.Name,
-			Email:            nullString(u.Email),
+			Email:            u.Email,
 			EmailKey:         emailKey,
-			PhoneCountryCode: nullString(u.PhoneCountryCode),
-			Phone:            nullString(u.Phone),
+			PhoneCountryCode: u.PhoneCountryCode,
+			Phone:            u.Phone,
 			CreatedAt:        created,
 		})
 		if err != nil {
@@ -267,7 +266,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
-		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: nullTime(s.Now())})
+		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")
 		}

@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const clearDefaultAccount = `-- name: ClearDefaultAccount :exec
@@ -31,23 +30,23 @@ INSERT INTO bank_accounts (
 type CreateBankAccountParams struct {
 	ID                   string
 	UserID               string
-	NickName             sql.NullString
+	NickName             *string
 	AccountHolderName    string
 	BankName             string
 	AccountNumberSealed  string
 	AccountNumberIndex   []byte
 	RoutingNumber        string
-	BankAddress          sql.NullString
-	City                 sql.NullString
-	State                sql.NullString
-	Zip                  sql.NullString
-	Country              sql.NullString
+	BankAddress          *string
+	City                 *string
+	State                *string
+	Zip                  *string
+	Country              *string
 	AccountType          string
-	AccountHolderAddress sql.NullString
-	AccountHolderCity    sql.NullString
-	AccountHolderState   sql.NullString
-	AccountHolderZip     sql.NullString
-	AccountHolderCountry sql.NullString
+	AccountHolderAddress *string
+	AccountHolderCity    *string
+	AccountHolderState   *string
+	AccountHolderZip     *string
+	AccountHolderCountry *string
 	IsDefault            int64
 	CreatedAt            string
 }
@@ -93,7 +92,7 @@ type GetPlatformBankAccountParams struct {
 
 type GetPlatformBankAccountRow struct {
 	BankAccount BankAccount
-	VerifiedAt  sql.NullString
+	VerifiedAt  *string
 }
 
 func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error) {

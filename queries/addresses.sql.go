@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createPayeeAddress = `-- name: CreatePayeeAddress :exec
@@ -23,15 +22,15 @@ type CreatePayeeAddressParams struct {
 	PayeeID      string
 	ContactID    string
 	Name         string
-	LastName     sql.NullString
+	LastName     *string
 	AddressLine1 string
-	AddressLine2 sql.NullString
-	CompanyName  sql.NullString
+	AddressLine2 *string
+	CompanyName  *string
 	City         string
 	State        string
 	Zipcode      string
 	Country      string
-	AddressType  sql.NullString
+	AddressType  *string
 	IsDefault    int64
 	CreatedAt    string
 }
@@ -104,7 +103,7 @@ ORDER BY created_at, rowid
 
 type ListPayeeAddressesParams struct {
 	UserID  string
-	PayeeID sql.NullString
+	PayeeID *string
 }
 
 func (q *Queries) ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error) {

@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createPayee = `-- name: CreatePayee :exec
@@ -19,9 +18,9 @@ type CreatePayeeParams struct {
 	ID               string
 	UserID           string
 	Name             string
-	Email            sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
+	Email            *string
+	PhoneCountryCode *string
+	Phone            *string
 	CreatedAt        string
 }
 
@@ -72,7 +71,7 @@ WHERE id = ?3
 
 type RenamePayeeParams struct {
 	Name      string
-	UpdatedAt sql.NullString
+	UpdatedAt *string
 	ID        string
 }
 

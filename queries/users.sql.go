@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createUser = `-- name: CreateUser :exec
@@ -20,10 +19,10 @@ type CreateUserParams struct {
 	PlatformID       string
 	PwID             int64
 	Name             string
-	Email            sql.NullString
-	EmailKey         sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
+	Email            *string
+	EmailKey         *string
+	PhoneCountryCode *string
+	Phone            *string
 	CreatedAt        string
 }
 
@@ -200,7 +199,7 @@ WHERE id = ?2
 `
 
 type VerifyUserParams struct {
-	VerifiedAt sql.NullString
+	VerifiedAt *string
 	ID         string
 }
 
