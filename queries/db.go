@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
 	}
+	if q.countNewUserStmt, err = db.PrepareContext(ctx, countNewUser); err != nil {
+		return nil, fmt.Errorf("error preparing query CountNewUser: %w", err)
+	}
 	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
 	}
@@ -156,9 +159,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
 	}
-	if q.nextPwIDStmt, err = db.PrepareContext(ctx, nextPwID); err != nil {
-		return nil, fmt.Errorf("error preparing query NextPwID: %w", err)
-	}
 	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
 	}
@@ -231,6 +231,11 @@ func (q *Queries) Close() error {
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.countNewUserStmt != nil {
+		if cerr := q.countNewUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countNewUserStmt: %w", cerr)
 		}
 	}
 	if q.countPlatformsStmt != nil {
@@ -423,11 +428,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUsersPageStmt: %w", cerr)
 		}
 	}
-	if q.nextPwIDStmt != nil {
-		if cerr := q.nextPwIDStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nextPwIDStmt: %w", cerr)
-		}
-	}
 	if q.payeeBankNumbersAfterStmt != nil {
 		if cerr := q.payeeBankNumbersAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
@@ -538,6 +538,7 @@ type Queries struct {
 	addRuleCurrencyStmt                 *sql.Stmt
 	bankAccountNumbersAfterStmt         *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
+	countNewUserStmt                    *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
 	countSealedByKeyStmt                *sql.Stmt
 	createAPICredentialStmt             *sql.Stmt
@@ -576,7 +577,6 @@ type Queries struct {
 	listDataKeysStmt                    *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listUsersPageStmt                   *sql.Stmt
-	nextPwIDStmt                        *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
@@ -602,6 +602,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
 		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
+		countNewUserStmt:                    q.countNewUserStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
 		countSealedByKeyStmt:                q.countSealedByKeyStmt,
 		createAPICredentialStmt:             q.createAPICredentialStmt,
@@ -640,7 +641,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listDataKeysStmt:                    q.listDataKeysStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listUsersPageStmt:                   q.listUsersPageStmt,
-		nextPwIDStmt:                        q.nextPwIDStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,

@@ -1,6 +1,13 @@
--- name: CreateUser :exec
+-- name: CreateUser :one
+-- pw_id is the platform's user count, which CountNewUser has just raised.
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+VALUES (
+    sqlc.arg(id), sqlc.arg(platform_id),
+    (SELECT user_count FROM platforms WHERE platforms.id = sqlc.arg(platform_id)),
+    sqlc.arg(name), sqlc.arg(email), sqlc.arg(email_key), sqlc.arg(phone_country_code), sqlc.arg(phone),
+    sqlc.arg(created_at)
+)
+RETURNING *;
 
 -- name: CreateWallet :exec
 INSERT INTO wallets (id, user_id, currency, balance, created_at)

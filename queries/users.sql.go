@@ -9,15 +9,20 @@ import (
 	"context"
 )
 
-const createUser = `-- name: CreateUser :exec
+const createUser = `-- name: CreateUser :one
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (
+    ?1, ?2,
+    (SELECT user_count FROM platforms WHERE platforms.id = ?2),
+    ?3, ?4, ?5, ?6, ?7,
+    ?8
+)
+RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
 `
 
 type CreateUserParams struct {
 	ID               string
 	PlatformID       string
-	PwID             int64
 	Name             string
 	Email            *string
 	EmailKey         *string
@@ -26,11 +31,11 @@ type CreateUserParams struct {
 	CreatedAt        string
 }
 
-func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) error {
-	_, err := q.exec(ctx, q.createUserStmt, createUser,
+// pw_id is the platform's user count, which CountNewUser has just raised.
+func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
+	row := q.queryRow(ctx, q.createUserStmt, createUser,
 		arg.ID,
 		arg.PlatformID,
-		arg.PwID,
 		arg.Name,
 		arg.Email,
 		arg.EmailKey,
@@ -38,7 +43,21 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) error {
 		arg.Phone,
 		arg.CreatedAt,
 	)
-	return err
+	var i User
+	err := row.Scan(
+		&i.RowID,
+		&i.ID,
+		&i.PlatformID,
+		&i.PwID,
+		&i.Name,
+		&i.Email,
+		&i.EmailKey,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.VerifiedAt,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const createUserSettings = `-- name: CreateUserSettings :exec
