@@ -237,6 +237,8 @@ type NewPayeeAddress struct {
 	IsDefault    *bool   `json:"is_default,omitempty"`
 }
 
+// payeeAddressFromRow is the API's view of a stored address: ids and times as Go values,
+// and only the columns it shows.
 func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 	return PayeeAddress{
 		ID:           uuid.MustParse(r.ID),
@@ -262,7 +264,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, nil, in); err != nil {
 		return PayeeAddress{}, err
 	}
-	row := queries.CreatePayeeAddressParams{
+	params := queries.CreatePayeeAddressParams{
 		ID:           s.newID().String(),
 		UserID:       canonicalID(userID),
 		PayeeID:      canonicalID(payeeID),
@@ -280,22 +282,24 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		CreatedAt:    formatTime(s.Now()),
 	}
 	if in.IsDefault != nil && *in.IsDefault {
-		row.IsDefault = 1
+		params.IsDefault = 1
 	}
+	var a PayeeAddress
 	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
-		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: row.PayeeID, UserID: row.UserID}); err != nil {
+		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: params.PayeeID, UserID: params.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}
-		return q.CreatePayeeAddress(ctx, row)
+		row, err := q.CreatePayeeAddress(ctx, params)
+		if err != nil {
+			return err
+		}
+		a = payeeAddressFromRow(row)
+		return nil
 	})
 	if err != nil {
 		return PayeeAddress{}, err
 	}
-	return payeeAddressFromRow(queries.PayeeAddress{
-		ID: row.ID, PayeeID: row.PayeeID, Name: row.Name, LastName: row.LastName,
-		AddressLine1: row.AddressLine1, City: row.City, State: row.State, Zipcode: row.Zipcode,
-		Country: row.Country, CreatedAt: row.CreatedAt,
-	}), nil
+	return a, nil
 }
 
 // ListPayeeAddresses returns the addresses of a user's payees, oldest first; payeeID,

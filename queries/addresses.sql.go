@@ -9,11 +9,12 @@ import (
 	"context"
 )
 
-const createPayeeAddress = `-- name: CreatePayeeAddress :exec
+const createPayeeAddress = `-- name: CreatePayeeAddress :one
 INSERT INTO payee_addresses (
     id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2,
     company_name, city, state, zipcode, country, address_type, is_default, created_at
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2, company_name, city, state, zipcode, country, address_type, is_default, created_at, updated_at, deleted_at
 `
 
 type CreatePayeeAddressParams struct {
@@ -35,8 +36,8 @@ type CreatePayeeAddressParams struct {
 	CreatedAt    string
 }
 
-func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) error {
-	_, err := q.exec(ctx, q.createPayeeAddressStmt, createPayeeAddress,
+func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error) {
+	row := q.queryRow(ctx, q.createPayeeAddressStmt, createPayeeAddress,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -54,7 +55,28 @@ func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddress
 		arg.IsDefault,
 		arg.CreatedAt,
 	)
-	return err
+	var i PayeeAddress
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.PayeeID,
+		&i.ContactID,
+		&i.Name,
+		&i.LastName,
+		&i.AddressLine1,
+		&i.AddressLine2,
+		&i.CompanyName,
+		&i.City,
+		&i.State,
+		&i.Zipcode,
+		&i.Country,
+		&i.AddressType,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DeletedAt,
+	)
+	return i, err
 }
 
 const getPayeeAddress = `-- name: GetPayeeAddress :one
