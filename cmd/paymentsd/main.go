@@ -45,10 +45,8 @@ package main
 
 import (
 	"os"
-
-	"github.com/platform-payments/payments/httpserver/cli"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"os"
@@ -55,7 +55,7 @@ func wantContains(t *testing.T, what, s string, wants ...string) {
 
 func TestTestPasses(t *testing.T) {
 	file := writeScenario(t, t.TempDir(), "users_ada.txtar", adaScenario+adaFiles)
-	r := run(t, "", "test", file)
+	r := runT(t, "", "test", file)
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -64,7 +64,7 @@ func TestTestPasses(t *testing.T) {
 		t.Errorf("without -v, the log of a passing script is shown:\n%s", r.stdout)
 	}
 
-	r = run(t, "", "test", "-v", file)
+	r = runT(t, "", "test", "-v", file)
 	if r.code != 0 {
 		t.Fatalf("-v: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -81,7 +81,7 @@ func TestTestReportsFailures(t *testing.T) {
 	wrongBody := writeScenario(t, dir, "wrong_body.txtar",
 		adaScenario+strings.Replace(adaFiles, `"name": "Ada", "email": "ada@example.com",`, `"name": "Bob", "email": "ada@example.com",`, 1))
 
-	r := run(t, "", "test", good, wrongStatus, wrongName, wrongBody)
+	r := runT(t, "", "test", good, wrongStatus, wrongName, wrongBody)
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1; stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -153,7 +153,7 @@ func TestTestReportsMisuse(t *testing.T) {
 			`no value at totalRecord: the body has no member "totalRecord" (it has message, queryGeneratedTime, records, status_code, success, totalRecords)`},
 	} {
 		file := writeScenario(t, dir, name, c.script+"-- empty.json --\n{}\n")
-		r := run(t, "", "test", file)
+		r := runT(t, "", "test", file)
 		if r.code != 1 {
 			t.Errorf("%s: exit %d, want 1", name, r.code)
 			continue
@@ -166,7 +166,7 @@ func TestTestRun(t *testing.T) {
 	dir := t.TempDir()
 	first := writeScenario(t, dir, "users_first.txtar", adaScenario+adaFiles)
 	second := writeScenario(t, dir, "payees_second.txtar", "stauts 200\n")
-	r := run(t, "", "test", "-run", "^users_", first, second)
+	r := runT(t, "", "test", "-run", "^users_", first, second)
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q, stdout:\n%s", r.code, r.stderr, r.stdout)
 	}
@@ -194,7 +194,7 @@ func TestTestUsageErrors(t *testing.T) {
 		{[]string{"test", "-run", "nothing", good}, `no scenario file matches -run "nothing"`},
 		{[]string{"test", "-x", good}, "flag provided but not defined: -x"},
 	} {
-		r := run(t, "", c.args...)
+		r := runT(t, "", c.args...)
 		if r.code != 2 || r.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q; want 2 and nothing", c.args, r.code, r.stdout)
 		}
@@ -203,7 +203,7 @@ func TestTestUsageErrors(t *testing.T) {
 }
 
 func TestTestHelp(t *testing.T) {
-	r := run(t, "", "test", "-h")
+	r := runT(t, "", "test", "-h")
 	if r.code != 0 {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}

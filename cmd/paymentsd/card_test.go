@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestCardAdd(t *testing.T) {
 	}
 
 	t.Run("OK", func(t *testing.T) {
-		r := run(t, "", "card", "add", "-db", db, "-user", user.UserID.String(),
+		r := runT(t, "", "card", "add", "-db", db, "-user", user.UserID.String(),
 			"-brand", "mastercard", "-last4", "4444", "-exp", "07/2031")
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
@@ -61,7 +61,7 @@ func TestCardAdd(t *testing.T) {
 		deletable(t, c.CardID)
 	})
 	t.Run("OKDefaults", func(t *testing.T) {
-		r := run(t, "", "card", "add", "-db", db, "-user", strings.ToUpper(user.UserID.String()))
+		r := runT(t, "", "card", "add", "-db", db, "-user", strings.ToUpper(user.UserID.String()))
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -88,7 +88,7 @@ func TestCardAdd(t *testing.T) {
 		{"ErrExtraArgument", []string{"-user", user.UserID.String(), "4242424242424242"}, `unexpected argument "4242424242424242"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, "", append([]string{"card", "add", "-db", db}, tc.args...)...)
+			r := runT(t, "", append([]string{"card", "add", "-db", db}, tc.args...)...)
 			if r.code != 2 || r.stdout != "" {
 				t.Errorf("exit status %d, stdout %q; want 2 and nothing", r.code, r.stdout)
 			}
@@ -116,7 +116,7 @@ func TestCardAdd(t *testing.T) {
 			"body.exp_year: Input should be greater than or equal to 2000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := run(t, "", append([]string{"card", "add", "-db", db}, tc.args...)...)
+			r := runT(t, "", append([]string{"card", "add", "-db", db}, tc.args...)...)
 			if r.code != 1 || r.stdout != "" {
 				t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 			}

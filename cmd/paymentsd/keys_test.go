@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 func generateKey(t *testing.T, dir, name string) (file, id string) {
 	t.Helper()
 	file = filepath.Join(dir, name)
-	r := run(t, "", "keys", "generate", "-out", file)
+	r := runT(t, "", "keys", "generate", "-out", file)
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("keys generate: %+v", r)
 	}
@@ -50,7 +50,7 @@ func TestKeysGenerate(t *testing.T) {
 		t.Errorf("key file holds %v, %v; want key %s", k, err, id)
 	}
 	t.Run("ErrExists", func(t *testing.T) {
-		r := run(t, "", "keys", "generate", "-out", file)
+		r := runT(t, "", "keys", "generate", "-out", file)
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("got %+v, want exit status 1", r)
 		}
@@ -59,7 +59,7 @@ func TestKeysGenerate(t *testing.T) {
 		}
 	})
 	t.Run("ErrNoOut", func(t *testing.T) {
-		r := run(t, "", "keys", "generate")
+		r := runT(t, "", "keys", "generate")
 		if r.code != 2 || !strings.Contains(r.stderr, "-out is required") {
 			t.Errorf("got %+v", r)
 		}
@@ -78,43 +78,43 @@ func TestDataKeySources(t *testing.T) {
 	t.Run("OKEnvironment", func(t *testing.T) {
 		t.Setenv("PAYMENTS_DATA_KEY", keyText)
 		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+		r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("got %+v", r)
 		}
 		if _, err := os.Stat(db + ".key"); !os.IsNotExist(err) {
 			t.Errorf("a key file was made although the key was given: %v", err)
 		}
-		r = run(t, "", "keys", "status", "-db", db)
+		r = runT(t, "", "keys", "status", "-db", db)
 		if r.code != 0 || !strings.Contains(r.stdout, `"sealing_key":"`+keyID+`"`) {
 			t.Errorf("keys status: %+v", r)
 		}
 	})
 	t.Run("OKKeyFile", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme")
+		r := runT(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme")
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("got %+v", r)
 		}
 		// The key given as the environment's is the same key.
 		t.Setenv("PAYMENTS_DATA_KEY", " "+keyText+"\n")
-		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
+		if r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
 			t.Errorf("with the key from the environment: %+v", r)
 		}
 	})
 	t.Run("OKDefaultFileOnce", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+		r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 		if r.code != 0 || withoutKeyNote(t, r.stderr, db) != "" {
 			t.Fatalf("got %+v", r)
 		}
-		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 || r.stderr != "" {
+		if r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 || r.stderr != "" {
 			t.Errorf("second command: %+v, want no note", r)
 		}
 	})
 
 	db := tempDB(t)
-	if r := run(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme"); r.code != 0 {
+	if r := runT(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme"); r.code != 0 {
 		t.Fatalf("got %+v", r)
 	}
 	otherFile, otherID := generateKey(t, dir, "other.key")
@@ -137,7 +137,7 @@ func TestDataKeySources(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("PAYMENTS_DATA_KEY", tc.env)
 			args := append(append([]string{"platform", "create", "-db", db}, tc.args...), "-name", "Acme")
-			r := run(t, "", args...)
+			r := runT(t, "", args...)
 			if r.code != tc.code || r.stdout != "" {
 				t.Errorf("got %+v, want exit status %d", r, tc.code)
 			}
@@ -199,7 +199,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	oldFile := db + ".key"
 
 	// A database on the default key file, with a platform, a verified user and accounts.
-	r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+	r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 	if r.code != 0 {
 		t.Fatalf("platform create: %+v", r)
 	}
@@ -218,7 +218,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 		t.Fatalf("create user: %d %v", code, v)
 	}
 	userID := v["data"].(map[string]any)["user_id"].(string)
-	if r := run(t, "", "user", "verify", "-db", db, userID); r.code != 0 {
+	if r := runT(t, "", "user", "verify", "-db", db, userID); r.code != 0 {
 		t.Fatalf("user verify: %+v", r)
 	}
 	var mu sync.Mutex
@@ -246,13 +246,13 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	addr, log1, stop := serve(t, append([]string{"-db", db, "-addr", "127.0.0.1:0"}, both...)...)
 	c.addr = addr
 	t.Run("ErrOneKeyMidway", func(t *testing.T) {
-		r := run(t, "", "user", "verify", "-db", db, userID)
+		r := runT(t, "", "user", "verify", "-db", db, userID)
 		if r.code != 1 || !strings.Contains(r.stderr, "is not finished): give that key too, as an older key (the current key: "+
 			"-data-key-file or $PAYMENTS_DATA_KEY; older keys: -old-data-key-file or $PAYMENTS_OLD_DATA_KEYS)") {
 			t.Errorf("with the default key alone, mid-rotation: %+v", r)
 		}
 	})
-	if r := run(t, "", append(append([]string{"user", "verify", "-db", db}, both...), userID)...); r.code != 0 {
+	if r := runT(t, "", append(append([]string{"user", "verify", "-db", db}, both...), userID)...); r.code != 0 {
 		t.Errorf("user verify with both keys: %+v", r)
 	}
 
@@ -279,7 +279,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	r = run(t, "", "keys", "rotate", "-db", db, "-new-key-file", newFile, "-batch", "2")
+	r = runT(t, "", "keys", "rotate", "-db", db, "-new-key-file", newFile, "-batch", "2")
 	close(done)
 	load.Wait()
 	if r.code != 0 {
@@ -297,7 +297,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	t.Logf("%d accounts, %d added during the rotation", len(accounts), len(accounts)-40)
 
 	t.Run("Status", func(t *testing.T) {
-		r := run(t, "", "keys", "status", "-db", db, "-data-key-file", newFile)
+		r := runT(t, "", "keys", "status", "-db", db, "-data-key-file", newFile)
 		var st struct {
 			SealingKey string                 `json:"sealing_key"`
 			Keys       []payments.DataKeyInfo `json:"keys"`
@@ -309,7 +309,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 		}
 	})
 	t.Run("AgainDoesNothing", func(t *testing.T) {
-		r := run(t, "", "keys", "rotate", "-db", db, "-data-key-file", newFile, "-new-key-file", newFile)
+		r := runT(t, "", "keys", "rotate", "-db", db, "-data-key-file", newFile, "-new-key-file", newFile)
 		if r.code != 0 || !strings.Contains(r.stdout, `"resealed":0,"retired":[]`) {
 			t.Errorf("got %+v", r)
 		}

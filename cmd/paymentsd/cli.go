@@ -1,9 +1,8 @@
-// Package cli is the paymentsd command line: one program that serves the API and
-// administers its database. Main is the whole program, callable from tests and script
-// harnesses: it never exits the process and reads only the arguments and streams it is
-// given, and the environment variables that may hold data keys (PAYMENTS_DATA_KEY,
-// PAYMENTS_OLD_DATA_KEYS).
-package cli
+package main
+
+// The command line's dispatch: Main is the whole program, callable from tests: it never
+// exits the process and reads only the arguments and streams it is given, and the
+// environment variables that may hold data keys (PAYMENTS_DATA_KEY, PAYMENTS_OLD_DATA_KEYS).
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"context"
@@ -92,7 +92,7 @@ func TestAddressAdd(t *testing.T) {
 	}
 
 	t.Run("OK", func(t *testing.T) {
-		r := run(t, fullAddressJSON, args()...)
+		r := runT(t, fullAddressJSON, args()...)
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -134,7 +134,7 @@ func TestAddressAdd(t *testing.T) {
 
 	t.Run("OKMinimalUpperCaseIDs", func(t *testing.T) {
 		in := `{"name":"Ravi","address_line_1":"1 Main St","city":"Pune","state":"MH","zipcode":"411001","country":"IN"}`
-		r := run(t, in, "address", "add", "-db", path, "-user", strings.ToUpper(userID), "-payee", strings.ToUpper(payeeID))
+		r := runT(t, in, "address", "add", "-db", path, "-user", strings.ToUpper(userID), "-payee", strings.ToUpper(payeeID))
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -150,7 +150,7 @@ func TestAddressAdd(t *testing.T) {
 		// every optional field, stored as if the field were left out.
 		in := `{"name":"Ravi","last_name":null,"address_line_1":"1 Main St","address_line_2":null,"company_name":null,
 			"city":"Pune","state":"MH","zipcode":"411001","country":"IN","address_type":null,"is_default":null}`
-		r := run(t, in, args()...)
+		r := runT(t, in, args()...)
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -201,7 +201,7 @@ func TestAddressAdd(t *testing.T) {
 			if a == nil {
 				a = args()
 			}
-			wantExit(t, run(t, tc.stdin, a...), 1, tc.want...)
+			wantExit(t, runT(t, tc.stdin, a...), 1, tc.want...)
 			if n := recordsCount(t, db, "payee_addresses"); n != before {
 				t.Errorf("%d addresses stored by a failed run", n-before)
 			}
@@ -237,7 +237,7 @@ func TestAddressAdd(t *testing.T) {
 func wantUsage(t *testing.T, stdin string, command, args []string, want string) {
 	t.Helper()
 	fresh := filepath.Join(t.TempDir(), "untouched.db")
-	wantExit(t, run(t, stdin, append(append(command, "-db", fresh), args...)...), 2, want)
+	wantExit(t, runT(t, stdin, append(append(command, "-db", fresh), args...)...), 2, want)
 	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
 		t.Errorf("a usage error touched the database: %v", err)
 	}
@@ -250,7 +250,7 @@ func TestRatesSet(t *testing.T) {
 	db := recordsSQL(t, path)
 
 	t.Run("OKExactDigits", func(t *testing.T) {
-		r := run(t, "", "rates", "set", "-db", path, "-base", "USD", "-payout", "INR", "-rate", "0.5600", "-fixed", "-at", "2026-01-02T15:04:05")
+		r := runT(t, "", "rates", "set", "-db", path, "-base", "USD", "-payout", "INR", "-rate", "0.5600", "-fixed", "-at", "2026-01-02T15:04:05")
 		want := `{"id":1,"payout_currency":"INR","base_currency":"USD","exchange_rate":0.5600,"apply_time":"2026-01-02T15:04:05","fixed":1}` + "\n"
 		if r.code != 0 || r.stderr != "" || r.stdout != want {
 			t.Fatalf("got %+v, want stdout %q", r, want)
@@ -267,7 +267,7 @@ func TestRatesSet(t *testing.T) {
 
 	t.Run("OKDefaults", func(t *testing.T) {
 		before := time.Now().UTC().Truncate(time.Second)
-		r := run(t, "", "rates", "set", "-db", path, "-base", "EUR", "-payout", "INR", "-rate", "90.123456789012")
+		r := runT(t, "", "rates", "set", "-db", path, "-base", "EUR", "-payout", "INR", "-rate", "90.123456789012")
 		after := time.Now().UTC()
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("got %+v", r)
@@ -304,7 +304,7 @@ func TestRatesSet(t *testing.T) {
 	for _, tc := range failures {
 		t.Run("Err/"+tc.name, func(t *testing.T) {
 			before := recordsCount(t, db, "exchange_rates")
-			r := run(t, "", append([]string{"rates", "set", "-db", path}, tc.args...)...)
+			r := runT(t, "", append([]string{"rates", "set", "-db", path}, tc.args...)...)
 			wantExit(t, r, 1, "paymentsd rates set: ", tc.want)
 			if n := recordsCount(t, db, "exchange_rates"); n != before {
 				t.Errorf("%d rates stored by a failed run", n-before)
@@ -403,7 +403,7 @@ func TestRulesLoad(t *testing.T) {
 			}
 		}
 		file := writeRules(t, "india.json", []any{india})
-		r := run(t, "", "rules", "load", "-db", path, file)
+		r := runT(t, "", "rules", "load", "-db", path, file)
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -433,7 +433,7 @@ func TestRulesLoad(t *testing.T) {
 		// On a database that does not exist yet, the file replaces the embedded rules.
 		path := tempDB(t)
 		file := writeRules(t, "all.json", shippedRulesFile(t))
-		r := run(t, "", "rules", "load", "-db", path, file)
+		r := runT(t, "", "rules", "load", "-db", path, file)
 		if r.code != 0 || withoutKeyNote(t, r.stderr, path) != "" || !strings.Contains(r.stdout, `"rules_loaded":8`) {
 			t.Fatalf("got %+v", r)
 		}
@@ -460,7 +460,7 @@ func TestRulesLoad(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run("Err/"+tc.name, func(t *testing.T) {
-			r := run(t, "", "rules", "load", "-db", path, writeRules(t, tc.name+".json", tc.file))
+			r := runT(t, "", "rules", "load", "-db", path, writeRules(t, tc.name+".json", tc.file))
 			wantExit(t, r, 1, "paymentsd rules load: "+tc.want)
 			if after := recordsRules(t, svc); after != before {
 				t.Errorf("rules changed by a refused file:\n%s", after)
@@ -469,7 +469,7 @@ func TestRulesLoad(t *testing.T) {
 	}
 
 	t.Run("ErrNoSuchFile", func(t *testing.T) {
-		r := run(t, "", "rules", "load", "-db", path, filepath.Join(t.TempDir(), "missing.json"))
+		r := runT(t, "", "rules", "load", "-db", path, filepath.Join(t.TempDir(), "missing.json"))
 		if r.code == 0 || r.stdout != "" {
 			t.Errorf("got %+v, want a failure", r)
 		}

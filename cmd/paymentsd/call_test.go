@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Flags first: tt.args may add -header before the positional arguments.
 			args := append(append([]string{}, signed...), tt.args...)
-			r := run(t, tt.stdin, args...)
+			r := runT(t, tt.stdin, args...)
 			if r.code != tt.code {
 				t.Errorf("exit status %d, want %d (stderr %q)", r.code, tt.code, r.stderr)
 			}
@@ -76,7 +76,7 @@ func TestCall(t *testing.T) {
 	}
 
 	t.Run("WrongSecret", func(t *testing.T) {
-		r := run(t, "", "call", "-url", srv.URL, "-platform", creds.PlatformID.String(), "-secret", "00", "GET", get)
+		r := runT(t, "", "call", "-url", srv.URL, "-platform", creds.PlatformID.String(), "-secret", "00", "GET", get)
 		if r.code != 1 || r.stderr != "HTTP 401 Unauthorized\n" || !strings.Contains(r.stdout, "Invalid credentials.") {
 			t.Errorf("got %+v", r)
 		}
@@ -107,7 +107,7 @@ func TestCall(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append(append([]string{}, tt.args...), list...)
-			r := run(t, "", args...)
+			r := runT(t, "", args...)
 			wantStderr := ""
 			if tt.status != "" {
 				wantStderr = tt.status + "\n"
@@ -119,7 +119,7 @@ func TestCall(t *testing.T) {
 		})
 	}
 	t.Run("APIKey", func(t *testing.T) {
-		r := run(t, "", "call", "-url", srv.URL, "-api-key", uuid.NewString(), "-api-secret", "nope", "POST", "/api/user-api/payee/create", `{"name":"P"}`)
+		r := runT(t, "", "call", "-url", srv.URL, "-api-key", uuid.NewString(), "-api-secret", "nope", "POST", "/api/user-api/payee/create", `{"name":"P"}`)
 		if r.code != 1 || r.stderr != "HTTP 401 Unauthorized\n" || !strings.Contains(r.stdout, "Invalid credentials.") {
 			t.Errorf("got %+v", r)
 		}
@@ -127,14 +127,14 @@ func TestCall(t *testing.T) {
 	t.Run("ErrNetwork", func(t *testing.T) {
 		closed := httptest.NewServer(http.NotFoundHandler())
 		closed.Close()
-		r := run(t, "", "call", "-url", closed.URL, "-platform", creds.PlatformID.String(), "-secret", creds.Secret, "GET", get)
+		r := runT(t, "", "call", "-url", closed.URL, "-platform", creds.PlatformID.String(), "-secret", creds.Secret, "GET", get)
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 		}
 		wantOneLine(t, "stderr", r.stderr, "paymentsd call: GET "+closed.URL+get+": ")
 	})
 	t.Run("ErrBodyFile", func(t *testing.T) {
-		r := run(t, "", append(signed, "POST", "/api/platform/users/create", "@"+filepath.Join(t.TempDir(), "absent.json"))...)
+		r := runT(t, "", append(signed, "POST", "/api/platform/users/create", "@"+filepath.Join(t.TempDir(), "absent.json"))...)
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 		}
@@ -248,7 +248,7 @@ func TestCallSends(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reply.status, reply.body = tt.status, tt.body
 			args := append([]string{"call", "-url", srv.URL}, tt.args...)
-			r := run(t, "", args...)
+			r := runT(t, "", args...)
 			if r.code != tt.wantCode || r.stdout != tt.wantStdout {
 				t.Errorf("exit status %d, stdout %q; want %d, %q (stderr %q)", r.code, r.stdout, tt.wantCode, tt.wantStdout, r.stderr)
 			}
@@ -271,7 +271,7 @@ func TestCallSends(t *testing.T) {
 	t.Run("SignedTimestamp", func(t *testing.T) {
 		reply.status, reply.body = 200, ""
 		before := time.Now().Unix()
-		r := run(t, "", "call", "-url", srv.URL, "-platform", platform, "-secret", "s3cret", "-timestamp", "GET", "/p")
+		r := runT(t, "", "call", "-url", srv.URL, "-platform", platform, "-secret", "s3cret", "-timestamp", "GET", "/p")
 		after := time.Now().Unix()
 		if r.code != 0 {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)

@@ -1,7 +1,6 @@
-package cli_test
+package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,31 +8,11 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/platform-payments/payments"
-	"github.com/platform-payments/payments/httpserver/cli"
 )
-
-// syncBuffer is a buffer the server's goroutines may write while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // logLines decodes the JSON log lines written so far.
 func logLines(t *testing.T, log string) []map[string]any {
@@ -60,7 +39,7 @@ func serve(t *testing.T, args ...string) (addr string, stderr *syncBuffer, stop 
 	var stdout syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- cli.MainContext(ctx, append([]string{"serve"}, args...), strings.NewReader(""), &stdout, stderr)
+		done <- run(ctx, append([]string{"serve"}, args...), strings.NewReader(""), &stdout, stderr)
 	}()
 	stop = func() int {
 		cancel()
@@ -132,7 +111,7 @@ func TestServe(t *testing.T) {
 
 	t.Run("NoHintWithPlatform", func(t *testing.T) {
 		db := tempDB(t)
-		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
+		if r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
 			t.Fatalf("platform create: %+v", r)
 		}
 		_, stderr, stop := serve(t, "-db", db, "-addr", "127.0.0.1:0")
@@ -147,7 +126,7 @@ func TestServe(t *testing.T) {
 	// -timestamp-tolerance sets the window of the platforms that require timestamps.
 	t.Run("TimestampTolerance", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
+		r := runT(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
 		if r.code != 0 {
 			t.Fatalf("platform create: %+v", r)
 		}
@@ -169,7 +148,7 @@ func TestServe(t *testing.T) {
 			code   int
 		}{{-20, 0}, {20, 0}, {-40, 1}, {40, 1}} {
 			at := strconv.FormatInt(time.Now().Unix()+tc.offset, 10)
-			r := run(t, "", "call", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
+			r := runT(t, "", "call", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
 				"-timestamp-at", at, "POST", "/api/platform/users/list", "{}")
 			if r.code != tc.code {
 				t.Errorf("%+d s: exit status %d, want %d: %s", tc.offset, r.code, tc.code, r.stdout)
@@ -182,7 +161,7 @@ func TestServe(t *testing.T) {
 
 	t.Run("Limits", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+		r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 		var creds struct{ PlatformID, Secret string }
 		if err := json.Unmarshal([]byte(r.stdout), &struct {
 			PlatformID *string `json:"platform_id"`
@@ -226,7 +205,7 @@ func TestServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ln.Close()
-		r := run(t, "", "serve", "-db", tempDB(t), "-addr", ln.Addr().String())
+		r := runT(t, "", "serve", "-db", tempDB(t), "-addr", ln.Addr().String())
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 		}
@@ -236,7 +215,7 @@ func TestServe(t *testing.T) {
 	})
 
 	t.Run("ErrTLSFiles", func(t *testing.T) {
-		r := run(t, "", "serve", "-db", tempDB(t), "-addr", "127.0.0.1:0", "-tls-cert", "absent.pem", "-tls-key", "absent.key")
+		r := runT(t, "", "serve", "-db", tempDB(t), "-addr", "127.0.0.1:0", "-tls-cert", "absent.pem", "-tls-key", "absent.key")
 		if r.code != 1 {
 			t.Errorf("exit status %d, want 1", r.code)
 		}

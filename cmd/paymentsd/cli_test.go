@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
-	"github.com/platform-payments/payments/httpserver/cli"
 )
 
 // result is what one run of the program left behind.
@@ -23,10 +22,10 @@ type result struct {
 }
 
 // run runs paymentsd with args and stdin.
-func run(t *testing.T, stdin string, args ...string) result {
+func runT(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(args, strings.NewReader(stdin), &stdout, &stderr)
+	code := Main(args, strings.NewReader(stdin), &stdout, &stderr)
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
@@ -158,7 +157,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(t, "", tt.args...)
+			r := runT(t, "", tt.args...)
 			if r.code != 2 {
 				t.Errorf("exit status %d, want 2", r.code)
 			}
@@ -197,7 +196,7 @@ func TestHelp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			r := run(t, "", tt.args...)
+			r := runT(t, "", tt.args...)
 			if r.code != 0 || r.stderr != "" {
 				t.Errorf("exit status %d, stderr %q; want 0 and nothing", r.code, r.stderr)
 			}
@@ -219,7 +218,7 @@ func TestPlatformCreate(t *testing.T) {
 			if env == payments.Production {
 				args = append(args, "-env", "production")
 			}
-			r := run(t, "", args...)
+			r := runT(t, "", args...)
 			if r.code != 0 || withoutKeyNote(t, r.stderr, db) != "" {
 				t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 			}
@@ -259,7 +258,7 @@ func TestPlatformCreate(t *testing.T) {
 func TestPlatformCreateRequireTimestamp(t *testing.T) {
 	ctx := context.Background()
 	db := tempDB(t)
-	r := run(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
+	r := runT(t, "", "platform", "create", "-db", db, "-require-timestamp", "-name", "Acme")
 	if r.code != 0 || !strings.HasPrefix(r.stderr, "paymentsd: created the data key file") {
 		t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 	}
@@ -295,7 +294,7 @@ func TestPlatformCreateRequireTimestamp(t *testing.T) {
 func TestAPIKeyCreate(t *testing.T) {
 	t.Run("ErrUserNotFound", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "apikey", "create", "-db", db, "-user", uuid.NewString())
+		r := runT(t, "", "apikey", "create", "-db", db, "-user", uuid.NewString())
 		if r.code != 1 || r.stdout != "" {
 			t.Errorf("exit status %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 		}
@@ -305,7 +304,7 @@ func TestAPIKeyCreate(t *testing.T) {
 	})
 	t.Run("ErrDatabase", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "missing-dir", "payments.db")
-		r := run(t, "", "apikey", "create", "-db", db, "-user", uuid.NewString())
+		r := runT(t, "", "apikey", "create", "-db", db, "-user", uuid.NewString())
 		if r.code != 1 {
 			t.Errorf("exit status %d, want 1", r.code)
 		}
@@ -315,7 +314,7 @@ func TestAPIKeyCreate(t *testing.T) {
 		db := tempDB(t)
 		svc := openDB(t, db, "")
 		creds, user := newUser(t, svc)
-		r := run(t, "", "apikey", "create", "-db", db, "-user", strings.ToUpper(user.UserID.String()))
+		r := runT(t, "", "apikey", "create", "-db", db, "-user", strings.ToUpper(user.UserID.String()))
 		if r.code != 0 || r.stderr != "" {
 			t.Fatalf("exit status %d, stderr %q", r.code, r.stderr)
 		}
@@ -334,7 +333,7 @@ func TestAPIKeyCreate(t *testing.T) {
 func TestUserVerify(t *testing.T) {
 	t.Run("ErrUserNotFound", func(t *testing.T) {
 		db := tempDB(t)
-		r := run(t, "", "user", "verify", "-db", db, uuid.NewString())
+		r := runT(t, "", "user", "verify", "-db", db, uuid.NewString())
 		if r.code != 1 || r.stdout != "" || withoutKeyNote(t, r.stderr, db) != "paymentsd user verify: User not found.\n" {
 			t.Errorf("got %+v", r)
 		}
@@ -344,7 +343,7 @@ func TestUserVerify(t *testing.T) {
 		_, user := newUser(t, openDB(t, db, ""))
 		want := `{"user_id":"` + user.UserID.String() + `","verified":true}` + "\n"
 		for i := range 2 { // a second verification is no error and says the same
-			r := run(t, "", "user", "verify", "-db", db, strings.ToUpper(user.UserID.String()))
+			r := runT(t, "", "user", "verify", "-db", db, strings.ToUpper(user.UserID.String()))
 			if r.code != 0 || r.stderr != "" || r.stdout != want {
 				t.Errorf("run %d: got %+v, want stdout %q", i+1, r, want)
 			}
