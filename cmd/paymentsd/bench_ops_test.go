@@ -79,7 +79,7 @@ func newBenchWorld(t *testing.T) benchWorld {
 		"POST", "/api/user-api/payee/create", `{"name":"Ravi"}`)
 	f.payee = ids.PayeeID
 	runJSON(t, &ids, `{"name":"Ravi","address_line_1":"1 MG Road","city":"Mumbai","state":"MH","zipcode":"400001","country":"IN"}`,
-		"address", "add", "-db", f.db, "-user", f.user, "-payee", f.payee)
+		"address", "add", "-db", f.db, "-user", f.user, "-payee", f.payee, "-")
 	f.address = f.user + "/" + ids.ID
 	runJSON(t, &ids, "", "user", "verify", "-db", f.db, f.user)
 	runJSON(t, &ids, "", append(signed, "POST", "/api/platform/accounts/add-account", fmt.Sprintf(`{"user_id":%q,`+

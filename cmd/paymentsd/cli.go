@@ -6,15 +6,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 
-	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // Exit statuses.
@@ -26,32 +23,21 @@ const (
 
 const program = "paymentsd"
 
-// command is one entry of the command table.
-type command struct {
-	name    string // one or two words, e.g. "platform create"
-	summary string // one sentence, for the command list and the command's help
-	usage   string // flags and arguments after the name
-	// details, when set, is printed in the command's help after the summary.
-	details string
-	run     func(ctx context.Context, inv *invocation, args []string) error
-}
+// commands is the table Main dispatches on, in the order the help lists them: the shared
+// table of package command (what a scenario runs too) with the commands of paymentsd
+// alone, serve, keys generate and rotate, bench and test.
+var commands = programCommands()
 
-// commands is the table Main dispatches on, in the order the help lists them.
-var commands = []*command{
-	serveCommand,
-	platformCreateCommand,
-	apikeyCreateCommand,
-	userVerifyCommand,
-	cardAddCommand,
-	addressAddCommand,
-	ratesSetCommand,
-	rulesLoadCommand,
-	keysGenerateCommand,
-	keysStatusCommand,
-	keysRotateCommand,
-	callCommand,
-	benchCommand,
-	testCommand,
+func programCommands() []*command.Command {
+	cmds := []*command.Command{serveCommand}
+	for _, c := range command.Table {
+		if c.Name == "keys status" {
+			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand)
+			continue
+		}
+		cmds = append(cmds, c)
+	}
+	return append(cmds, benchCommand, testCommand)
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:
@@ -69,8 +55,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if isHelp(args[0]) {
 		return help(args[1:], stdout, stderr)
 	}
-	cmd, rest, err := lookup(args)
-	if err != nil && len(args) > 1 && isHelp(args[1]) && len(subcommands(args[0])) > 0 {
+	cmd, rest, err := command.Lookup(commands, program, args)
+	if err != nil && len(args) > 1 && isHelp(args[1]) && len(command.Subcommands(commands, args[0])) > 0 {
 		printOverview(stdout) // "paymentsd platform -h"
 		return exitOK
 	}
@@ -78,8 +64,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
-	inv := &invocation{cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr}
-	return inv.exit(cmd.run(ctx, inv, rest))
+	x := newInvocation(cmd, stdin, stdout, stderr)
+	return exit(x, cmd.Run(ctx, x, rest))
+}
+
+func newInvocation(cmd *command.Command, stdin io.Reader, stdout, stderr io.Writer) *command.Invocation {
+	return &command.Invocation{
+		Command: cmd,
+		Host:    &host{stdin: stdin, stderr: stderr},
+		Stdout:  stdout,
+		Stderr:  stderr,
+	}
 }
 
 func isHelp(arg string) bool {
@@ -90,53 +85,23 @@ func isHelp(arg string) bool {
 	return false
 }
 
-// lookup finds the command args name and returns it with the arguments after its name.
-func lookup(args []string) (*command, []string, error) {
-	for _, c := range commands {
-		words := strings.Fields(c.name)
-		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
-			return c, args[len(words):], nil
-		}
-	}
-	if subs := subcommands(args[0]); len(subs) > 0 {
-		what := "missing subcommand"
-		if len(args) > 1 {
-			what = fmt.Sprintf("unknown subcommand %q", args[1])
-		}
-		return nil, nil, fmt.Errorf("%s %s: %s: want %s (see '%s -h')",
-			program, args[0], what, strings.Join(subs, " or "), program)
-	}
-	return nil, nil, fmt.Errorf("%s: unknown command %q (see '%s -h')", program, args[0], program)
-}
-
-// subcommands returns the second words of the commands whose first word is group.
-func subcommands(group string) []string {
-	var subs []string
-	for _, c := range commands {
-		if first, second, ok := strings.Cut(c.name, " "); ok && first == group {
-			subs = append(subs, second)
-		}
-	}
-	return subs
-}
-
 // help answers "paymentsd help [COMMAND]" and "paymentsd -h".
 func help(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || isHelp(args[0]) {
 		printOverview(stdout)
 		return exitOK
 	}
-	cmd, rest, err := lookup(args)
+	cmd, rest, err := command.Lookup(commands, program, args)
 	if err == nil && len(rest) > 0 {
-		err = fmt.Errorf("%s help: unexpected argument %q after %q", program, rest[0], cmd.name)
+		err = fmt.Errorf("%s help: unexpected argument %q after %q", program, rest[0], cmd.Name)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitUsage
 	}
 	// "help COMMAND" is "COMMAND -h": every command parses its flags before doing anything.
-	inv := &invocation{cmd: cmd, stdout: stdout, stderr: stderr}
-	return inv.exit(cmd.run(context.Background(), inv, []string{"-h"}))
+	x := newInvocation(cmd, nil, stdout, stderr)
+	return exit(x, cmd.Run(context.Background(), x, []string{"-h"}))
 }
 
 func printOverview(w io.Writer) {
@@ -145,24 +110,13 @@ func printOverview(w io.Writer) {
 	fmt.Fprintln(w, "Commands:")
 	width := 0
 	for _, c := range commands {
-		width = max(width, len(c.name))
+		width = max(width, len(c.Name))
 	}
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND -h' for a command's flags and arguments.\n", program)
-}
-
-// errHelp asks for the command's help on stdout and exit status 0.
-var errHelp = errors.New("help requested")
-
-// usageError is a bad flag or argument: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
+	fmt.Fprintf(w, "A scenario (%s test) runs the commands from platform create to call, without -db and -url.\n", program)
 }
 
 // plainError is a failure whose message is printed as it is, without the command prefix.
@@ -170,119 +124,40 @@ type plainError struct{ msg string }
 
 func (e *plainError) Error() string { return e.msg }
 
-// invocation is one run of a command: its streams and helpers shared by all commands.
-type invocation struct {
-	cmd    *command
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	flags  *flag.FlagSet // set by parse, for the help
-	// logger, when set (serve), takes the notes other commands write on stderr.
-	logger *slog.Logger
-}
-
-// flagSet returns an empty flag set for the command that reports errors only through
-// parse, never by printing.
-func (inv *invocation) flagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet(program+" "+inv.cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
-}
-
-// parse parses args into fs, turning -h into errHelp and flag errors into usage errors;
-// the command's help, when asked for, lists fs's flags.
-func (inv *invocation) parse(fs *flag.FlagSet, args []string) error {
-	inv.flags = fs
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return errHelp
-	}
-	if err != nil {
-		return &usageError{msg: err.Error()}
-	}
-	return nil
-}
-
 // exit reports err on the invocation's streams and returns the exit status for it.
-func (inv *invocation) exit(err error) int {
-	name := program + " " + inv.cmd.name
-	var ue *usageError
+func exit(x *command.Invocation, err error) int {
+	name := program + " " + x.Command.Name
+	var ue *command.UsageError
 	var pe *plainError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errHelp):
-		inv.printHelp()
+	case errors.Is(err, command.ErrHelp):
+		x.PrintHelp()
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(inv.stderr, "%s: %s (see '%s -h')\n", name, oneLine(ue.msg), name)
+		fmt.Fprintf(x.Stderr, "%s: %s (see '%s -h')\n", name, command.OneLine(ue.Msg), name)
 		return exitUsage
 	case errors.As(err, &pe):
-		fmt.Fprintln(inv.stderr, oneLine(pe.msg))
+		fmt.Fprintln(x.Stderr, command.OneLine(pe.msg))
 		return exitFailure
 	default:
-		fmt.Fprintf(inv.stderr, "%s: %s\n", name, oneLine(failure(err)))
+		fmt.Fprintf(x.Stderr, "%s: %s\n", name, command.Failure(err))
 		return exitFailure
 	}
 }
 
-// printHelp writes the command's usage line, summary and flags to stdout.
-func (inv *invocation) printHelp() {
-	w := inv.stdout
-	c := inv.cmd
-	fmt.Fprintf(w, "Usage: %s %s %s\n\n%s\n", program, c.name, c.usage, c.summary)
-	if c.details != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.details))
+// usageLine is how the help shows a command: its host flags first.
+func usageLine(c *command.Command) string {
+	line := program + " " + c.Name
+	switch c.Uses {
+	case command.UsesDatabase:
+		line += " [-db F]"
+	case command.UsesServer:
+		line += " -url URL"
 	}
-	fs := inv.flags
-	n := 0
-	if fs != nil {
-		fs.VisitAll(func(*flag.Flag) { n++ })
+	if c.Usage != "" {
+		line += " " + c.Usage
 	}
-	if n > 0 {
-		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-}
-
-// failure is the one-line message of a failed operation: the library's message for its
-// own errors (with the failing fields of a validation error), the error text otherwise.
-func failure(err error) string {
-	var pe *payments.Error
-	if !errors.As(err, &pe) {
-		return err.Error()
-	}
-	msg := pe.Message
-	if len(pe.Fields) > 0 {
-		msg = strings.TrimSuffix(msg, ".")
-	}
-	for i, f := range pe.Fields {
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		loc := make([]string, len(f.Loc))
-		for j, l := range f.Loc {
-			loc[j] = fmt.Sprint(l)
-		}
-		msg += fmt.Sprintf("%s%s: %s", sep, strings.Join(loc, "."), f.Msg)
-	}
-	return msg
-}
-
-var newlines = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
-
-// oneLine keeps a message on one line of the terminal.
-func oneLine(s string) string {
-	return newlines.Replace(strings.TrimSpace(s))
-}
-
-// printJSON writes v to stdout compactly, without HTML escaping, on one line.
-func (inv *invocation) printJSON(v any) error {
-	enc := json.NewEncoder(inv.stdout)
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return strings.TrimSpace(line)
 }
