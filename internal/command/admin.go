@@ -41,12 +41,8 @@ func runPlatformCreate(ctx context.Context, x *Invocation, args []string) error 
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
-		creds, err := svc.CreatePlatform(ctx, *name, *env, payments.PlatformOptions{RequireTimestamp: *requireTimestamp})
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(creds)
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+		return svc.CreatePlatform(ctx, *name, *env, payments.PlatformOptions{RequireTimestamp: *requireTimestamp})
 	})
 }
 
@@ -72,12 +68,8 @@ func runAPIKeyCreate(ctx context.Context, x *Invocation, args []string) error {
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
-		key, err := svc.CreateAPIKey(ctx, user.String())
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(key)
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+		return svc.CreateAPIKey(ctx, user.String())
 	})
 }
 
@@ -108,11 +100,8 @@ func runUserVerify(ctx context.Context, x *Invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
-		if err := svc.VerifyUser(ctx, userID.String()); err != nil {
-			return err
-		}
-		return x.PrintJSON(verifiedUser{UserID: userID, Verified: true})
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+		return verifiedUser{UserID: userID, Verified: true}, svc.VerifyUser(ctx, userID.String())
 	})
 }
 

@@ -179,6 +179,17 @@ func (x *Invocation) PrintJSON(v any) error {
 	return err
 }
 
+// printResult runs op on the host's service and prints what it returns.
+func (x *Invocation) printResult(ctx context.Context, op func(*payments.Service) (any, error)) error {
+	return x.Host.Service(ctx, func(svc *payments.Service) error {
+		v, err := op(svc)
+		if err != nil {
+			return err
+		}
+		return x.PrintJSON(v)
+	})
+}
+
 // Exports returns the values of the command's Sets, from the JSON it printed.
 func (x *Invocation) Exports() (map[string]string, error) {
 	if len(x.Command.Sets) == 0 {

@@ -40,12 +40,8 @@ func runCardAdd(ctx context.Context, x *Invocation, args []string) error {
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
-		card, err := svc.AddCard(ctx, user.String(), payments.NewCard{Brand: *brand, Last4: *last4, ExpMonth: month, ExpYear: year})
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(card)
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+		return svc.AddCard(ctx, user.String(), payments.NewCard{Brand: *brand, Last4: *last4, ExpMonth: month, ExpYear: year})
 	})
 }
 
@@ -101,17 +97,13 @@ func runAddressAdd(ctx context.Context, x *Invocation, args []string) error {
 	if err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		path := map[string]string{"user_id": user.String(), "payee_id": payee.String()}
 		var in payments.NewPayeeAddress
 		if err := svc.Decode("addresses_add", payments.Request{Path: path, Body: body}, &in); err != nil {
-			return err
+			return nil, err
 		}
-		address, err := svc.AddPayeeAddress(ctx, path["user_id"], path["payee_id"], in)
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(address)
+		return svc.AddPayeeAddress(ctx, path["user_id"], path["payee_id"], in)
 	})
 }
 
@@ -153,14 +145,10 @@ func runRatesSet(ctx context.Context, x *Invocation, args []string) error {
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
-		r, err := svc.SetExchangeRate(ctx, payments.NewExchangeRate{
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+		return svc.SetExchangeRate(ctx, payments.NewExchangeRate{
 			BaseCurrency: *base, PayoutCurrency: *payout, ExchangeRate: *rate, ApplyTime: *at, Fixed: *fixed,
 		})
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(r)
 	})
 }
 
@@ -190,12 +178,9 @@ func runRulesLoad(ctx context.Context, x *Invocation, args []string) error {
 		return err
 	}
 	source := fs.Arg(0)
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		n, err := svc.LoadPayeeRules(ctx, source, raw)
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(rulesLoaded{Source: source, Rules: n})
+		return rulesLoaded{Source: source, Rules: n}, err
 	})
 }
 
@@ -222,11 +207,8 @@ func runKeysStatus(ctx context.Context, x *Invocation, args []string) error {
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	return x.Host.Service(ctx, func(svc *payments.Service) error {
+	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		keys, err := svc.DataKeys(ctx)
-		if err != nil {
-			return err
-		}
-		return x.PrintJSON(keyStatus{SealingKey: svc.DataKeyID(), Keys: keys})
+		return keyStatus{SealingKey: svc.DataKeyID(), Keys: keys}, err
 	})
 }
