@@ -36,7 +36,7 @@ func parseFlags(ts *testscript.TestScript, name string, fs *flag.FlagSet, args [
 	return fs.Args(), set
 }
 
-// cmdSign: sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]
+// cmdSign: sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]
 func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sign", "")
 	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
