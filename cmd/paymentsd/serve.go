@@ -116,7 +116,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 				hint += " -env " + string(*env)
 			}
 			hint += " -name NAME"
-			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path)
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path) // #nosec G706 -- the operator's own -db, shell-quoted, in a JSON log
 		}
 		scheme := "http"
 		if *certFile != "" {
