@@ -26,8 +26,8 @@ func TestExamples(t *testing.T) {
 // routePattern finds the routes in httpserver/routes.go: s.route(mux, "METHOD /pattern", ...).
 var routePattern = regexp.MustCompile(`s\.route\(\s*mux,\s*"([A-Z]+) (/[^"]*)"`)
 
-// TestRoutesHaveScenarios fails when a route of the API has no scenario: no call or
-// userapi line in testdata/*.txtar sends its method to a target its pattern matches.
+// TestRoutesHaveScenarios fails when a route of the API has no scenario: no call line in
+// testdata/*.txtar sends its method to a target its pattern matches.
 func TestRoutesHaveScenarios(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("httpserver", "routes.go"))
 	if err != nil {
@@ -53,7 +53,7 @@ func TestRoutesHaveScenarios(t *testing.T) {
 	}
 }
 
-// request is one call or userapi line of a scenario.
+// request is one call line of a scenario.
 type request struct {
 	method, target string
 }
@@ -83,15 +83,14 @@ func scenarioRequests(t *testing.T, dir string) []request {
 // methodWord is how an HTTP method is written in a scenario.
 var methodWord = regexp.MustCompile(`^[A-Z]+$`)
 
-// parseRequest reads a script line "call ... METHOD TARGET [BODYFILE]" (or userapi): the
-// first upper-case word followed by a word starting with "/" is the method and target,
+// parseRequest reads a script line "call ... METHOD TARGET [BODY]": the first upper-case word followed by a word starting with "/" is the method and target,
 // whatever flags come before them.
 func parseRequest(line string) (request, bool) {
 	words := scriptWords(line)
 	for len(words) > 0 && (words[0] == "!" || strings.HasPrefix(words[0], "[")) {
 		words = words[1:] // a negation or a condition
 	}
-	if len(words) == 0 || (words[0] != "call" && words[0] != "userapi") {
+	if len(words) == 0 || words[0] != "call" {
 		return request{}, false
 	}
 	for i := 1; i+1 < len(words); i++ {
@@ -180,7 +179,7 @@ func TestMatchesPattern(t *testing.T) {
 		"call POST /api/platform/users/create alice.json":                                             {"POST", "/api/platform/users/create"},
 		"call -platform $A_ID -secret WRONG GET /api/platform/users/get/$ID":                          {"GET", "/api/platform/users/get/$ID"},
 		"call -header 'X-Request-ID: a b' GET '/api/platform/cross-border/rates?payout_currency=INR'": {"GET", "/api/platform/cross-border/rates?payout_currency=INR"},
-		"userapi -nokey POST /api/user-api/payee/create payee.json":                                   {"POST", "/api/user-api/payee/create"},
+		"call -api-key $K -api-secret $S POST /api/user-api/payee/create payee.json":                  {"POST", "/api/user-api/payee/create"},
 	} {
 		if got, ok := parseRequest(line); !ok || got != want {
 			t.Errorf("parseRequest(%q) = %v, %v; want %v", line, got, ok, want)

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -16,13 +16,14 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/command"
 )
 
-var serveCommand = &command{
-	name:    "serve",
-	summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	usage:   "[-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]",
-	details: `The log is JSON on stderr; its "listening" line carries the bound address, so
+var serveCommand = &command.Command{
+	Name:    "serve",
+	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]",
+	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
 -timestamp-tolerance is how far the X-Timestamp of a platform created with
@@ -39,7 +40,8 @@ failures answer 429 and an address that failed for it is refused, while a reques
 the right secret from any other address still passes. 0 turns a limit
 off. Behind a reverse proxy, -client-ip-header names the header it writes the client's
 address in; without it every client counts as the proxy's address.`,
-	run: runServe,
+	Uses: command.UsesDatabase,
+	Run:  runServe,
 }
 
 // serveGCPercent is the collector's GOGC while serving, unless $GOGC sets one: the
@@ -48,11 +50,10 @@ address in; without it every client counts as the proxy's address.`,
 // half as often, for a few megabytes more (README, Decisions).
 const serveGCPercent = 200
 
-func runServe(ctx context.Context, inv *invocation, args []string) error {
-	fs := inv.flagSet()
-	db := storeFlags(fs)
+func runServe(ctx context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on the TCP address `ADDR` (port 0 picks a free port)")
-	env := envFlag(fs, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
+	env := command.EnvFlag(fs, payments.Sandbox, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
 	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance,
 		"accept a signed X-Timestamp at most `DURATION` from the server's clock (platforms created with -require-timestamp)")
 	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs -tls-key")
@@ -60,27 +61,26 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
 		"remember each Idempotency-Key and its answer for `DURATION`")
 	limits := httpserver.LimitFlags(fs)
-	if err := inv.parse(fs, args); err != nil {
+	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
+	h := hostOf(x)
+	db := h.store
 	opts, err := limits()
 	if err != nil {
-		return usagef("%v", err)
-	}
-	if err := db.check(); err != nil {
-		return err
+		return command.Usagef("%v", err)
 	}
 	if (*certFile == "") != (*keyFile == "") {
-		return usagef("-tls-cert and -tls-key go together")
+		return command.Usagef("-tls-cert and -tls-key go together")
 	}
 	if *tolerance < time.Second || *tolerance%time.Second != 0 {
-		return usagef("-timestamp-tolerance %v: want whole seconds, at least 1s", *tolerance)
+		return command.Usagef("-timestamp-tolerance %v: want whole seconds, at least 1s", *tolerance)
 	}
-	if err := noArgs(fs); err != nil {
+	if err := command.NoArgs(fs); err != nil {
 		return err
 	}
 	if *idempotencyTTL <= 0 {
-		return usagef("-idempotency-ttl must be positive")
+		return command.Usagef("-idempotency-ttl must be positive")
 	}
 	if *certFile != "" {
 		// Run loads the pair only once it is listening: check it before saying so.
@@ -100,12 +100,12 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 		debug.SetGCPercent(serveGCPercent)
 	}
 	// The log's lines reach stderr through one goroutine (logWriter), off the requests' path.
-	logOut := newLogWriter(inv.stderr)
+	logOut := newLogWriter(x.Stderr)
 	defer logOut.Close()
 	logger := slog.New(slog.NewJSONHandler(logOut, nil))
-	inv.logger = logger
+	h.logger = logger
 	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
-	return inv.withServiceOptions(ctx, db, svcOpts, func(svc *payments.Service) error {
+	return h.withService(ctx, svcOpts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
 			return err
@@ -116,7 +116,7 @@ func runServe(ctx context.Context, inv *invocation, args []string) error {
 				hint += " -env " + string(*env)
 			}
 			hint += " -name NAME"
-			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path)
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path) // #nosec G706 -- the operator's own -db, shell-quoted, in a JSON log
 		}
 		scheme := "http"
 		if *certFile != "" {

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // The operations of paymentsd bench: what each request sends, and what each operation
@@ -189,7 +190,7 @@ func (b *bencher) call(ctx context.Context, what string, next nextRequest, data 
 func uuidFlag(name, value string) (string, error) {
 	id, err := uuid.Parse(value)
 	if err != nil {
-		return "", usagef("-%s %q: not a UUID", name, value)
+		return "", command.Usagef("-%s %q: not a UUID", name, value)
 	}
 	return id.String(), nil
 }

@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 
 func TestBench(t *testing.T) {
 	db := tempDB(t)
-	r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+	r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 	var creds struct {
 		PlatformID string `json:"platform_id"`
 		Secret     string `json:"secret"`
@@ -22,7 +22,7 @@ func TestBench(t *testing.T) {
 
 	for _, op := range []string{"create", "get", "list"} {
 		t.Run(op, func(t *testing.T) {
-			r := run(t, "", "bench", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
+			r := runT(t, "", "bench", "-url", "http://"+addr, "-platform", creds.PlatformID, "-secret", creds.Secret,
 				"-op", op, "-c", "4", "-d", "300ms", "-baseline", "-baseline-dir", t.TempDir())
 			if r.code != 0 {
 				t.Fatalf("exit status %d: %s %s", r.code, r.stdout, r.stderr)
@@ -58,7 +58,7 @@ func TestBench(t *testing.T) {
 			{"bench", "-url", "http://" + addr, "-platform", creds.PlatformID, "-secret", "s", "-c", "0"},
 			{"bench", "-url", "ftp://x", "-platform", creds.PlatformID, "-secret", "s"},
 		} {
-			if r := run(t, "", args...); r.code != 2 {
+			if r := runT(t, "", args...); r.code != 2 {
 				t.Errorf("%q: exit status %d, want 2 (%s)", args, r.code, r.stderr)
 			}
 		}

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func rawWriter(ctx context.Context, dir string, d time.Duration) (res benchResul
 		return res, err
 	}
 	defer func() {
-		if rerr := os.RemoveAll(tmp); err == nil {
+		if rerr := os.RemoveAll(tmp); err == nil { // #nosec G703 -- the temporary directory bench made itself
 			err = rerr
 		}
 	}()

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // The setup of each bench operation, in the order of benchOps: it makes through the API,
@@ -218,7 +220,7 @@ func (b *bencher) listAddresses(ctx context.Context) (nextRequest, error) {
 func (b *bencher) getAddress(ctx context.Context) (nextRequest, error) {
 	user, address, ok := idPair(b.fix.address)
 	if !ok {
-		return nil, usagef("-address %q: want USER_ID/ADDRESS_ID", b.fix.address)
+		return nil, command.Usagef("-address %q: want USER_ID/ADDRESS_ID", b.fix.address)
 	}
 	next := b.reading("/api/platform/cross-border/payee/address/" + user + "/" + address)
 	return next, b.call(ctx, "reading -address", next, nil)

@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"encoding/json"
@@ -18,8 +18,8 @@ import (
 // commands, and an op that uses its objects up stops when they run out instead of sending
 // requests that would answer 404.
 
-// benchFixtures is a platform served on a fresh database, with everything each op needs.
-type benchFixtures struct {
+// benchWorld is a platform served on a fresh database, with everything each op needs.
+type benchWorld struct {
 	url, platform, secret string
 	user, payee           string // the key's user and a payee of hers
 	apiKey, apiSecret     string
@@ -32,7 +32,7 @@ type benchFixtures struct {
 // envelope it prints (a call) into v, or the whole JSON when it has no data.
 func runJSON(t *testing.T, v any, stdin string, args ...string) {
 	t.Helper()
-	r := run(t, stdin, args...)
+	r := runT(t, stdin, args...)
 	if r.code != 0 {
 		t.Fatalf("%q: exit status %d: %s %s", args, r.code, r.stdout, r.stderr)
 	}
@@ -48,9 +48,9 @@ func runJSON(t *testing.T, v any, stdin string, args ...string) {
 	}
 }
 
-func newBenchFixtures(t *testing.T) benchFixtures {
+func newBenchWorld(t *testing.T) benchWorld {
 	t.Helper()
-	f := benchFixtures{db: tempDB(t)}
+	f := benchWorld{db: tempDB(t)}
 	var creds struct {
 		PlatformID string `json:"platform_id"`
 		Secret     string `json:"secret"`
@@ -79,7 +79,7 @@ func newBenchFixtures(t *testing.T) benchFixtures {
 		"POST", "/api/user-api/payee/create", `{"name":"Ravi"}`)
 	f.payee = ids.PayeeID
 	runJSON(t, &ids, `{"name":"Ravi","address_line_1":"1 MG Road","city":"Mumbai","state":"MH","zipcode":"400001","country":"IN"}`,
-		"address", "add", "-db", f.db, "-user", f.user, "-payee", f.payee)
+		"address", "add", "-db", f.db, "-user", f.user, "-payee", f.payee, "-")
 	f.address = f.user + "/" + ids.ID
 	runJSON(t, &ids, "", "user", "verify", "-db", f.db, f.user)
 	runJSON(t, &ids, "", append(signed, "POST", "/api/platform/accounts/add-account", fmt.Sprintf(`{"user_id":%q,`+
@@ -101,7 +101,7 @@ func newBenchFixtures(t *testing.T) benchFixtures {
 
 // args returns bench's arguments for op with every fixture flag, but those left out, and
 // extra.
-func (f benchFixtures) args(op string, leftOut []string, extra ...string) []string {
+func (f benchWorld) args(op string, leftOut []string, extra ...string) []string {
 	flags := [][2]string{
 		{"-url", f.url}, {"-platform", f.platform}, {"-secret", f.secret},
 		{"-api-key", f.apiKey}, {"-api-secret", f.apiSecret}, {"-user", f.user},
@@ -117,7 +117,7 @@ func (f benchFixtures) args(op string, leftOut []string, extra ...string) []stri
 }
 
 func TestBenchOps(t *testing.T) {
-	f := newBenchFixtures(t)
+	f := newBenchWorld(t)
 	uses := map[string]string{"delete-card": "cards", "delete-payee-bank": "payee banks"}
 	more := map[string]string{"delete-card": "list more in -cards", "delete-payee-bank": "add more first with -banks N"}
 
@@ -126,7 +126,7 @@ func TestBenchOps(t *testing.T) {
 		"get", "list", "get-account", "list-addresses", "get-address", "rules", "rates",
 	} {
 		t.Run(op, func(t *testing.T) {
-			r := run(t, "", f.args(op, nil, "-c", "2", "-d", "200ms")...)
+			r := runT(t, "", f.args(op, nil, "-c", "2", "-d", "200ms")...)
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit status %d: %s %s", r.code, r.stdout, r.stderr)
 			}
@@ -153,7 +153,7 @@ func TestBenchOps(t *testing.T) {
 	}
 
 	t.Run("Banks", func(t *testing.T) {
-		r := run(t, "", f.args("delete-payee-bank", nil, "-banks", "5", "-c", "2", "-d", "200ms")...)
+		r := runT(t, "", f.args("delete-payee-bank", nil, "-banks", "5", "-c", "2", "-d", "200ms")...)
 		if r.code != 0 || !strings.Contains(r.stdout, ", 5 requests (200: 5)\n") ||
 			!strings.Contains(r.stdout, "delete-payee-bank: ran out of payee banks ") {
 			t.Errorf("exit status %d: %s %s", r.code, r.stdout, r.stderr)
@@ -180,7 +180,7 @@ func TestBenchOps(t *testing.T) {
 			{"get-account", nil, []string{"-account", "12"}, `-account "12": not a UUID`},
 			{"delete-payee-bank", nil, []string{"-banks", "-1"}, "-banks must not be negative"},
 		} {
-			r := run(t, "", f.args(tt.op, tt.leftOut, tt.extra...)...)
+			r := runT(t, "", f.args(tt.op, tt.leftOut, tt.extra...)...)
 			if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("%s without %q: exit status %d, stderr %q, want 2 and %q", tt.op, tt.leftOut, r.code, r.stderr, tt.want)
 			}
@@ -204,7 +204,7 @@ func TestBenchOps(t *testing.T) {
 			{"rates", []string{"-payout", "EUR"}, "no exchange rate for EUR is in force: set one with paymentsd rates set"},
 			{"rules", []string{"-country", "US"}, "reading the payee rules of -country and -payout: HTTP 404"},
 		} {
-			r := run(t, "", f.args(tt.op, nil, append(tt.extra, "-d", "50ms")...)...)
+			r := runT(t, "", f.args(tt.op, nil, append(tt.extra, "-d", "50ms")...)...)
 			if r.code != 1 || !strings.Contains(r.stderr, tt.want) || r.stdout != "" {
 				t.Errorf("%s %q: exit status %d, stdout %q, stderr %q, want 1 and %q", tt.op, tt.extra, r.code, r.stdout, r.stderr, tt.want)
 			}

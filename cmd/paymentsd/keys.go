@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // The database and its data keys: the flags of every command that opens the database, and
@@ -62,10 +63,10 @@ func storeFlags(fs *flag.FlagSet) *store {
 // check refuses what can be told wrong before the database is opened.
 func (st *store) check() error {
 	if st.path == "" {
-		return usagef("-db must not be empty")
+		return command.Usagef("-db must not be empty")
 	}
 	if st.keyFile != "" && getenv(envDataKey) != "" {
-		return usagef("give the data key once: -data-key-file or $%s, not both", envDataKey)
+		return command.Usagef("give the data key once: -data-key-file or $%s, not both", envDataKey)
 	}
 	return nil
 }
@@ -114,28 +115,21 @@ func (st *store) keys() ([]payments.DataKey, error) {
 	return append(keys, older...), nil
 }
 
-// withService opens the database with the store's keys for env (the default when empty),
-// runs fn and closes the database, reporting a failure to close as the command's.
-func (inv *invocation) withService(ctx context.Context, st *store, env payments.Environment, fn func(*payments.Service) error) error {
-	keys, err := st.keys()
-	if err != nil {
-		return err
-	}
-	return inv.openService(ctx, st, payments.Options{Environment: env, DataKeys: keys}, fn)
-}
-
-// withServiceOptions is withService with more of the library's options than the
-// environment; the data keys come from st.
-func (inv *invocation) withServiceOptions(ctx context.Context, st *store, opts payments.Options, fn func(*payments.Service) error) error {
-	keys, err := st.keys()
+// withService opens the database of -db with the library's options opts and the data
+// keys the flags give, runs fn and closes the database, reporting a failure to close as
+// the command's.
+func (h *host) withService(ctx context.Context, opts payments.Options, fn func(*payments.Service) error) error {
+	keys, err := h.store.keys()
 	if err != nil {
 		return err
 	}
 	opts.DataKeys = keys
-	return inv.openService(ctx, st, opts, fn)
+	return h.openService(ctx, opts, fn)
 }
 
-func (inv *invocation) openService(ctx context.Context, st *store, opts payments.Options, fn func(*payments.Service) error) (err error) {
+// openService is withService with the data keys of opts.
+func (h *host) openService(ctx context.Context, opts payments.Options, fn func(*payments.Service) error) (err error) {
+	st := h.store
 	svc, err := payments.Open(ctx, st.path, opts)
 	switch {
 	case errors.Is(err, payments.ErrMissingDataKey):
@@ -154,48 +148,47 @@ func (inv *invocation) openService(ctx context.Context, st *store, opts payments
 	if file := svc.CreatedKeyFile(); file != "" {
 		const advice = "back it up with the database; in production give the key from a secret store ($" +
 			envDataKey + " or -data-key-file)"
-		if inv.logger != nil {
-			inv.logger.Warn("created a new data key file for the new database: "+advice, "key_file", file, "key_id", svc.DataKeyID())
+		if h.logger != nil {
+			h.logger.Warn("created a new data key file for the new database: "+advice, "key_file", file, "key_id", svc.DataKeyID())
 		} else {
-			fmt.Fprintf(inv.stderr, "%s: created the data key file %s (key id %s) for the new database: %s\n",
+			fmt.Fprintf(h.stderr, "%s: created the data key file %s (key id %s) for the new database: %s\n",
 				program, file, svc.DataKeyID(), advice)
 		}
 	}
 	return fn(svc)
 }
 
-var keysRotateCommand = &command{
-	name:    "keys rotate",
-	summary: "Reseal every sealed value under a new data key, in batches, while servers keep serving; then retire the old key.",
-	usage:   "[-db F] [-data-key-file F] [-old-data-key-file F]... -new-key-file F [-batch 500]",
-	details: `The current key comes as for every command (-data-key-file, $PAYMENTS_DATA_KEY or the
+var keysRotateCommand = &command.Command{
+	Name:    "keys rotate",
+	Summary: "Reseal every sealed value under a new data key, in batches, while servers keep serving; then retire the old key.",
+	Usage:   "[-data-key-file F] [-old-data-key-file F]... -new-key-file F [-batch 500]",
+	Details: `The current key comes as for every command (-data-key-file, $PAYMENTS_DATA_KEY or the
 default key file). Before rotating, restart every server with the new key first and the
 current one as an older key (-data-key-file NEW -old-data-key-file CURRENT): servers then
 seal new values under the new key and read values of either. An interrupted rotation
 (SIGINT, SIGTERM, a crash) loses nothing: run it again to resume. When it ends, every value
 is under the new key and the old key is retired: restart the servers with the new key alone.
 Prints {"key_id", "resealed", "retired"}; progress goes to stderr.`,
-	run: runKeysRotate,
+	Uses: command.UsesDatabase,
+	Run:  runKeysRotate,
 }
 
-func runKeysRotate(ctx context.Context, inv *invocation, args []string) error {
-	fs := inv.flagSet()
-	db := storeFlags(fs)
+func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
 	newFile := fs.String("new-key-file", "", "the new data key `FILE` (required; make one with 'paymentsd keys generate')")
 	batch := fs.Int("batch", 500, "reseal `N` rows per transaction")
-	if err := inv.parse(fs, args); err != nil {
+	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
-	if err := db.check(); err != nil {
-		return err
-	}
+	h := hostOf(x)
+	db := h.store
 	if *newFile == "" {
-		return usagef("-new-key-file is required")
+		return command.Usagef("-new-key-file is required")
 	}
 	if *batch < 1 {
-		return usagef("-batch must be at least 1")
+		return command.Usagef("-batch must be at least 1")
 	}
-	if err := noArgs(fs); err != nil {
+	if err := command.NoArgs(fs); err != nil {
 		return err
 	}
 	newKey, err := payments.ReadKeyFile(*newFile)
@@ -222,12 +215,12 @@ func runKeysRotate(ctx context.Context, inv *invocation, args []string) error {
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return inv.openService(ctx, db, payments.Options{DataKeys: keys}, func(svc *payments.Service) error {
+	return h.openService(ctx, payments.Options{DataKeys: keys}, func(svc *payments.Service) error {
 		last := time.Now()
 		rot, err := svc.RotateKeys(ctx, payments.RotateOptions{BatchSize: *batch, Progress: func(column string, resealed int) {
 			if time.Since(last) >= 2*time.Second {
 				last = time.Now()
-				fmt.Fprintf(inv.stderr, "%s keys rotate: %d values resealed (at %s)\n", program, resealed, column)
+				fmt.Fprintf(x.Stderr, "%s keys rotate: %d values resealed (at %s)\n", program, resealed, column)
 			}
 		}})
 		if errors.Is(err, context.Canceled) {
@@ -236,52 +229,16 @@ func runKeysRotate(ctx context.Context, inv *invocation, args []string) error {
 		if err != nil {
 			return err
 		}
-		return inv.printJSON(rot)
+		return x.PrintJSON(rot)
 	})
 }
 
-var keysStatusCommand = &command{
-	name:    "keys status",
-	summary: "Print the database's data keys with how many values each seals, and which key seals new values.",
-	usage:   "[-db F] [-data-key-file F] [-old-data-key-file F]...",
-	details: `A rotation is finished when the new key seals every value and the older keys are retired
-(retired_at set): only then may the older keys be destroyed.`,
-	run: runKeysStatus,
-}
-
-// keyStatus is what keys status prints.
-type keyStatus struct {
-	SealingKey string                 `json:"sealing_key"`
-	Keys       []payments.DataKeyInfo `json:"keys"`
-}
-
-func runKeysStatus(ctx context.Context, inv *invocation, args []string) error {
-	fs := inv.flagSet()
-	db := storeFlags(fs)
-	if err := inv.parse(fs, args); err != nil {
-		return err
-	}
-	if err := db.check(); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	return inv.withService(ctx, db, "", func(svc *payments.Service) error {
-		keys, err := svc.DataKeys(ctx)
-		if err != nil {
-			return err
-		}
-		return inv.printJSON(keyStatus{SealingKey: svc.DataKeyID(), Keys: keys})
-	})
-}
-
-var keysGenerateCommand = &command{
-	name:    "keys generate",
-	summary: "Write a new random data key to a new file, readable by its owner only, and print {\"key_id\", \"key_file\"}.",
-	usage:   "-out FILE",
-	details: "The file holds the key in base64 (as PAYMENTS_DATA_KEY takes it); an existing file is never replaced.",
-	run:     runKeysGenerate,
+var keysGenerateCommand = &command.Command{
+	Name:    "keys generate",
+	Summary: "Write a new random data key to a new file, readable by its owner only, and print {\"key_id\", \"key_file\"}.",
+	Usage:   "-out FILE",
+	Details: "The file holds the key in base64 (as PAYMENTS_DATA_KEY takes it); an existing file is never replaced.",
+	Run:     runKeysGenerate,
 }
 
 // generatedKey is what keys generate prints: never the key.
@@ -290,21 +247,21 @@ type generatedKey struct {
 	KeyFile string `json:"key_file"`
 }
 
-func runKeysGenerate(_ context.Context, inv *invocation, args []string) error {
-	fs := inv.flagSet()
+func runKeysGenerate(_ context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
 	out := fs.String("out", "", "write the key to the new `FILE` (required)")
-	if err := inv.parse(fs, args); err != nil {
+	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
-		return usagef("-out is required")
+		return command.Usagef("-out is required")
 	}
-	if err := noArgs(fs); err != nil {
+	if err := command.NoArgs(fs); err != nil {
 		return err
 	}
 	k := payments.NewDataKey()
 	if err := payments.WriteKeyFile(*out, k); err != nil {
 		return err
 	}
-	return inv.printJSON(generatedKey{KeyID: k.ID(), KeyFile: *out})
+	return x.PrintJSON(generatedKey{KeyID: k.ID(), KeyFile: *out})
 }

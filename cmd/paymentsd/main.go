@@ -9,15 +9,20 @@
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
 //	paymentsd card add        [-db F] -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
-//	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID < address.json
+//	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID FILE|-
 //	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
-//	paymentsd rules load      [-db F] FILE.json
+//	paymentsd rules load      [-db F] FILE|-
 //	paymentsd keys generate   -out FILE
 //	paymentsd keys status     [-db F]
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
-//	paymentsd call -url URL (-platform ID -secret S [-timestamp | -timestamp-at UNIX] | -api-key K -api-secret S) [-header 'Name: value']... METHOD PATH [BODY]
+//	paymentsd call -url URL (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
-//	paymentsd bench -url URL -platform ID -secret S [-op create|get|list] [-c 50] [-d 10s] [-baseline]
+//	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
+//
+// The administration commands (platform create to keys status) and call are the table of
+// package internal/command, which scenarios run too: a scenario line is the same command
+// without -db and -url. A FILE argument may be - for standard input; call's BODY may also
+// be the JSON itself, when it starts with { or [.
 //
 // Every command but call, test and keys generate works on the SQLite file named by -db
 // (default payments.db), creating and migrating it on first use; the server and the other
@@ -35,7 +40,7 @@
 // package scenario) against a fresh server each, and reports the failures.
 //
 // A platform created with -require-timestamp must send X-Timestamp, its Unix seconds,
-// covered by the signature (call -timestamp does both); serve -timestamp-tolerance is
+// covered by the signature (call -timestamp now does both); serve -timestamp-tolerance is
 // how far from the server's clock it may be, either way (default 300s).
 //
 // Exit status: 0 on success, 1 when the operation failed (for call: a status other than
@@ -45,10 +50,8 @@ package main
 
 import (
 	"os"
-
-	"github.com/platform-payments/payments/httpserver/cli"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -1,4 +1,4 @@
-package cli_test
+package main
 
 import (
 	"bytes"
@@ -16,141 +16,8 @@ import (
 	"github.com/platform-payments/payments"
 )
 
-// Data keys on the command line: where the key comes from, keys generate, keys status,
-// and keys rotate while a server keeps serving.
-
-// generateKey runs keys generate into dir and returns the file and the key's id.
-func generateKey(t *testing.T, dir, name string) (file, id string) {
-	t.Helper()
-	file = filepath.Join(dir, name)
-	r := run(t, "", "keys", "generate", "-out", file)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("keys generate: %+v", r)
-	}
-	var out struct {
-		KeyID   string `json:"key_id"`
-		KeyFile string `json:"key_file"`
-	}
-	decodeLine(t, r.stdout, &out)
-	if out.KeyFile != file || len(out.KeyID) != 16 {
-		t.Fatalf("keys generate printed %+v", out)
-	}
-	return file, out.KeyID
-}
-
-func TestKeysGenerate(t *testing.T) {
-	dir := t.TempDir()
-	file, id := generateKey(t, dir, "k.key")
-	info, err := os.Stat(file)
-	if err != nil || info.Mode().Perm() != 0o600 {
-		t.Errorf("key file %v, %v: want mode 0600", info, err)
-	}
-	k, err := payments.ReadKeyFile(file)
-	if err != nil || k.ID() != id {
-		t.Errorf("key file holds %v, %v; want key %s", k, err, id)
-	}
-	t.Run("ErrExists", func(t *testing.T) {
-		r := run(t, "", "keys", "generate", "-out", file)
-		if r.code != 1 || r.stdout != "" {
-			t.Errorf("got %+v, want exit status 1", r)
-		}
-		if again, _ := payments.ReadKeyFile(file); again.ID() != id {
-			t.Error("the key file was replaced")
-		}
-	})
-	t.Run("ErrNoOut", func(t *testing.T) {
-		r := run(t, "", "keys", "generate")
-		if r.code != 2 || !strings.Contains(r.stderr, "-out is required") {
-			t.Errorf("got %+v", r)
-		}
-	})
-}
-
-func TestDataKeySources(t *testing.T) {
-	dir := t.TempDir()
-	keyFile, keyID := generateKey(t, dir, "k.key")
-	b, err := os.ReadFile(keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyText := strings.TrimSpace(string(b))
-
-	t.Run("OKEnvironment", func(t *testing.T) {
-		t.Setenv("PAYMENTS_DATA_KEY", keyText)
-		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
-		if r.code != 0 || r.stderr != "" {
-			t.Fatalf("got %+v", r)
-		}
-		if _, err := os.Stat(db + ".key"); !os.IsNotExist(err) {
-			t.Errorf("a key file was made although the key was given: %v", err)
-		}
-		r = run(t, "", "keys", "status", "-db", db)
-		if r.code != 0 || !strings.Contains(r.stdout, `"sealing_key":"`+keyID+`"`) {
-			t.Errorf("keys status: %+v", r)
-		}
-	})
-	t.Run("OKKeyFile", func(t *testing.T) {
-		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme")
-		if r.code != 0 || r.stderr != "" {
-			t.Fatalf("got %+v", r)
-		}
-		// The key given as the environment's is the same key.
-		t.Setenv("PAYMENTS_DATA_KEY", " "+keyText+"\n")
-		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 {
-			t.Errorf("with the key from the environment: %+v", r)
-		}
-	})
-	t.Run("OKDefaultFileOnce", func(t *testing.T) {
-		db := tempDB(t)
-		r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
-		if r.code != 0 || withoutKeyNote(t, r.stderr, db) != "" {
-			t.Fatalf("got %+v", r)
-		}
-		if r := run(t, "", "platform", "create", "-db", db, "-name", "Acme"); r.code != 0 || r.stderr != "" {
-			t.Errorf("second command: %+v, want no note", r)
-		}
-	})
-
-	db := tempDB(t)
-	if r := run(t, "", "platform", "create", "-db", db, "-data-key-file", keyFile, "-name", "Acme"); r.code != 0 {
-		t.Fatalf("got %+v", r)
-	}
-	otherFile, otherID := generateKey(t, dir, "other.key")
-	failures := []struct {
-		name string
-		env  string
-		args []string
-		code int
-		want string
-	}{
-		{"ErrWrongKey", "", []string{"-data-key-file", otherFile}, 1,
-			fmt.Sprintf("the data key does not match this database (key id %s; its values are sealed under key id %s) (give the database's key with -data-key-file or $PAYMENTS_DATA_KEY)", otherID, keyID)},
-		{"ErrNoKey", "", nil, 1, "the key file " + db + ".key does not exist, and this database's values are sealed under data key " + keyID},
-		{"ErrBothGiven", keyText, []string{"-data-key-file", keyFile}, 2, "give the data key once: -data-key-file or $PAYMENTS_DATA_KEY, not both"},
-		{"ErrBadEnvironment", "c2hvcnQ=", nil, 1, "$PAYMENTS_DATA_KEY: a data key is the base64 of 32 bytes, not 5"},
-		{"ErrMissingKeyFile", "", []string{"-data-key-file", filepath.Join(dir, "nowhere.key")}, 1, "no such file"},
-		{"ErrOldKeyWithoutCurrent", "", []string{"-old-data-key-file", keyFile}, 1, db + ".key: no such file"},
-	}
-	for _, tc := range failures {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("PAYMENTS_DATA_KEY", tc.env)
-			args := append(append([]string{"platform", "create", "-db", db}, tc.args...), "-name", "Acme")
-			r := run(t, "", args...)
-			if r.code != tc.code || r.stdout != "" {
-				t.Errorf("got %+v, want exit status %d", r, tc.code)
-			}
-			wantOneLine(t, "stderr", r.stderr, tc.want)
-			if strings.Contains(r.stderr, keyText) {
-				t.Error("the key is shown")
-			}
-			if _, err := os.Stat(db + ".key"); !os.IsNotExist(err) {
-				t.Errorf("a key file was made for a database that has a key: %v", err)
-			}
-		})
-	}
-}
+// keys rotate while a server keeps serving: nothing is lost, nothing is left in the clear.
+// (Where the key comes from, keys generate and keys status are testdata/script/keys.txtar.)
 
 // platformClient signs requests to a running server as a platform.
 type platformClient struct {
@@ -199,7 +66,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	oldFile := db + ".key"
 
 	// A database on the default key file, with a platform, a verified user and accounts.
-	r := run(t, "", "platform", "create", "-db", db, "-name", "Acme")
+	r := runT(t, "", "platform", "create", "-db", db, "-name", "Acme")
 	if r.code != 0 {
 		t.Fatalf("platform create: %+v", r)
 	}
@@ -218,7 +85,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 		t.Fatalf("create user: %d %v", code, v)
 	}
 	userID := v["data"].(map[string]any)["user_id"].(string)
-	if r := run(t, "", "user", "verify", "-db", db, userID); r.code != 0 {
+	if r := runT(t, "", "user", "verify", "-db", db, userID); r.code != 0 {
 		t.Fatalf("user verify: %+v", r)
 	}
 	var mu sync.Mutex
@@ -246,13 +113,13 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	addr, log1, stop := serve(t, append([]string{"-db", db, "-addr", "127.0.0.1:0"}, both...)...)
 	c.addr = addr
 	t.Run("ErrOneKeyMidway", func(t *testing.T) {
-		r := run(t, "", "user", "verify", "-db", db, userID)
+		r := runT(t, "", "user", "verify", "-db", db, userID)
 		if r.code != 1 || !strings.Contains(r.stderr, "is not finished): give that key too, as an older key (the current key: "+
 			"-data-key-file or $PAYMENTS_DATA_KEY; older keys: -old-data-key-file or $PAYMENTS_OLD_DATA_KEYS)") {
 			t.Errorf("with the default key alone, mid-rotation: %+v", r)
 		}
 	})
-	if r := run(t, "", append(append([]string{"user", "verify", "-db", db}, both...), userID)...); r.code != 0 {
+	if r := runT(t, "", append(append([]string{"user", "verify", "-db", db}, both...), userID)...); r.code != 0 {
 		t.Errorf("user verify with both keys: %+v", r)
 	}
 
@@ -279,7 +146,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
-	r = run(t, "", "keys", "rotate", "-db", db, "-new-key-file", newFile, "-batch", "2")
+	r = runT(t, "", "keys", "rotate", "-db", db, "-new-key-file", newFile, "-batch", "2")
 	close(done)
 	load.Wait()
 	if r.code != 0 {
@@ -297,7 +164,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 	t.Logf("%d accounts, %d added during the rotation", len(accounts), len(accounts)-40)
 
 	t.Run("Status", func(t *testing.T) {
-		r := run(t, "", "keys", "status", "-db", db, "-data-key-file", newFile)
+		r := runT(t, "", "keys", "status", "-db", db, "-data-key-file", newFile)
 		var st struct {
 			SealingKey string                 `json:"sealing_key"`
 			Keys       []payments.DataKeyInfo `json:"keys"`
@@ -309,7 +176,7 @@ func TestKeysRotateUnderLoad(t *testing.T) {
 		}
 	})
 	t.Run("AgainDoesNothing", func(t *testing.T) {
-		r := run(t, "", "keys", "rotate", "-db", db, "-data-key-file", newFile, "-new-key-file", newFile)
+		r := runT(t, "", "keys", "rotate", "-db", db, "-data-key-file", newFile, "-new-key-file", newFile)
 		if r.code != 0 || !strings.Contains(r.stdout, `"resealed":0,"retired":[]`) {
 			t.Errorf("got %+v", r)
 		}

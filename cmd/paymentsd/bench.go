@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"cmp"
@@ -12,13 +12,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/platform-payments/payments/internal/command"
 )
 
-var benchCommand = &command{
-	name:    "bench",
-	summary: "Drive a running server with signed requests and print requests a second and latency percentiles.",
-	usage:   "-url URL -platform ID -secret S [-op OP] [fixture flags] [-c 50] [-d 10s] [-baseline [-baseline-dir DIR]]",
-	details: `-op names the endpoint to drive (get unless given); -c clients send one request after
+var benchCommand = &command.Command{
+	Name:    "bench",
+	Summary: "Drive a running server with signed requests and print requests a second and latency percentiles.",
+	Usage:   "-url URL -platform ID -secret S [-op OP] [fixture flags] [-c 50] [-d 10s] [-baseline [-baseline-dir DIR]]",
+	Details: `-op names the endpoint to drive (get unless given); -c clients send one request after
 another for -d. Every request of a write op is a real change that answers 200 (never the same
 change again, a 404 or a 409); a read op reads the same object again and again. What an op
 needs is made through the API before the clock starts, or, where the API has no route to make
@@ -69,11 +71,11 @@ SQLite writer committing durable transactions of three rows (WAL, synchronous=FU
 store writes a user, a wallet and settings) one after another, in a temporary file in
 -baseline-dir (the server's disk, for a fair comparison; the current directory by default).
 The server's build does not matter: bench speaks only the API, so it compares builds.`,
-	run: runBench,
+	Run: runBench,
 }
 
-func runBench(ctx context.Context, inv *invocation, args []string) error {
-	fs := inv.flagSet()
+func runBench(ctx context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
 	base := fs.String("url", "", "the server's base `URL`, scheme://host:port (required)")
 	platformID := fs.String("platform", "", "sign as the platform with this `ID` (required but for create-payee)")
 	secret := fs.String("secret", "", "the platform's signing `SECRET` (required but for create-payee)")
@@ -92,25 +94,25 @@ func runBench(ctx context.Context, inv *invocation, args []string) error {
 	fs.StringVar(&fix.country, "country", "IN", "rules reads the payee rules of the destination country `CODE` (ISO 3166 alpha-2)")
 	fs.StringVar(&fix.payout, "payout", "INR", "rules and rates read for the payout currency `CODE` (ISO 4217)")
 	fs.IntVar(&fix.banks, "banks", 0, "delete-payee-bank adds `N` payee banks before the clock starts (default: as many as the clients add in twice -d)")
-	if err := inv.parse(fs, args); err != nil {
+	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
-	if err := noArgs(fs); err != nil {
+	if err := command.NoArgs(fs); err != nil {
 		return err
 	}
 	op, ok := lookupBenchOp(*opName)
 	switch {
 	case *base == "":
-		return usagef("-url is required")
+		return command.Usagef("-url is required")
 	case !ok:
-		return usagef("-op %q: want one of %s", *opName, strings.Join(benchOpNames(), ", "))
+		return command.Usagef("-op %q: want one of %s", *opName, strings.Join(benchOpNames(), ", "))
 	case *clients < 1 || *duration <= 0:
-		return usagef("-c must be at least 1 and -d positive")
+		return command.Usagef("-c must be at least 1 and -d positive")
 	case fix.banks < 0:
-		return usagef("-banks must not be negative")
+		return command.Usagef("-banks must not be negative")
 	}
 	if missing := op.missing(fs); len(missing) > 0 {
-		return usagef("-op %s needs %s", op.name, andList(missing))
+		return command.Usagef("-op %s needs %s", op.name, andList(missing))
 	}
 	server, err := parseBaseURL(*base)
 	if err != nil {
@@ -148,17 +150,17 @@ func runBench(ctx context.Context, inv *invocation, args []string) error {
 			}
 			name, what = "bare net/http", "the bare server's requests a second"
 		}
-		fmt.Fprintln(inv.stdout, res.line(name))
+		fmt.Fprintln(x.Stdout, res.line(name))
 		defer func(base benchResult) {
 			if base.perSecond > 0 {
-				fmt.Fprintf(inv.stdout, "%s: %.2f of %s\n", op.name, b.last.perSecond/base.perSecond, what)
+				fmt.Fprintf(x.Stdout, "%s: %.2f of %s\n", op.name, b.last.perSecond/base.perSecond, what)
 			}
 		}(res)
 	}
 	b.last = measure(ctx, client, next, *clients, *duration)
-	fmt.Fprintln(inv.stdout, b.last.line(op.name))
+	fmt.Fprintln(x.Stdout, b.last.line(op.name))
 	if r := b.last; r.ranOut > 0 {
-		fmt.Fprintf(inv.stdout, "%s: ran out of %s %v into the %v run; each client stopped as it found none left, so the figures are of the %v until the last stopped (%s)\n",
+		fmt.Fprintf(x.Stdout, "%s: ran out of %s %v into the %v run; each client stopped as it found none left, so the figures are of the %v until the last stopped (%s)\n",
 			op.name, op.usesUp, r.ranOut.Round(time.Millisecond), *duration, r.elapsed.Round(time.Millisecond), op.more)
 	}
 	return nil
