@@ -258,7 +258,8 @@ func TestRequestValidationSeeds(t *testing.T) {
 
 // readCorpusFile reads the values of a seed file of the fuzzing engine ("go test fuzz
 // v1", then one value a line): string("...") and []byte("...") unquoted, integers such as
-// uint8(42) as the digits written.
+// uint8(42) as the digits written, and a byte written as a character, byte('\x2a'), as its
+// value in decimal.
 func readCorpusFile(t *testing.T, path string) []string {
 	t.Helper()
 	raw, err := os.ReadFile(path) // #nosec G304 -- a file of the test's own corpus
@@ -276,11 +277,17 @@ func readCorpusFile(t *testing.T, path string) []string {
 			t.Fatalf("%s: %q is no value", path, line)
 		}
 		v := line[open+1 : close]
-		if kind := line[:open]; kind == "string" || kind == "[]byte" {
-			var err error
-			if v, err = strconv.Unquote(v); err != nil {
-				t.Fatalf("%s: %q: %v", path, line, err)
-			}
+		var err error
+		switch kind := line[:open]; {
+		case kind == "string" || kind == "[]byte":
+			v, err = strconv.Unquote(v)
+		case kind == "byte" && len(v) >= 3 && v[0] == '\'' && v[len(v)-1] == '\'':
+			var c rune
+			c, _, _, err = strconv.UnquoteChar(v[1:len(v)-1], '\'')
+			v = strconv.Itoa(int(c))
+		}
+		if err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
 		}
 		values = append(values, v)
 	}
