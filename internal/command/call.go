@@ -41,97 +41,143 @@ call succeeds whatever the status (check it with status).`,
 	Run:  runCall,
 }
 
+// callFlags are call's flags, parsed, with the names of those given.
+type callFlags struct {
+	platformID, secret, sig, stamp, apiKey, apiSecret, contentType string
+	nosign, expand                                                 bool
+	extra                                                          headerFlag
+	set                                                            map[string]bool
+}
+
+// keyed reports whether the call goes to the user-API with a key.
+func (f *callFlags) keyed() bool { return f.set["api-key"] || f.set["api-secret"] }
+
+// signing reports whether the call names platform credentials.
+func (f *callFlags) signing() bool { return f.set["platform"] || f.set["secret"] || f.set["sig"] }
+
 func runCall(ctx context.Context, x *Invocation, args []string) error {
-	fs := x.FlagSet()
-	platformID := fs.String("platform", "", "sign as the platform with this `ID` (X-Platform-ID)")
-	secret := fs.String("secret", "", "the platform's signing `SECRET`")
-	sig := fs.String("sig", "", "send X-Signature `SIGNATURE` instead of signing")
-	stamp := fs.String("timestamp", "", "send X-Timestamp `T` and sign it: now, now-DURATION, now+DURATION or a value sent as written")
-	apiKey := fs.String("api-key", "", "call the user-API with this `KEY` (X-Api-Key)")
-	apiSecret := fs.String("api-secret", "", "the user-API `SECRET` (X-Api-Secret, with -api-key)")
-	nosign := fs.Bool("nosign", false, "send no credentials")
-	contentType := fs.String("type", "", "send Content-Type `TYPE` (empty: none)")
-	var extra headerFlag
-	fs.Var(&extra, "header", "send the header `'Name: value'` too, replacing one of that name call would send; repeatable")
-	expand := fs.Bool("expand", false, "fill in the $VARS of the body")
-	if err := x.Parse(fs, args); err != nil {
+	f, rest, err := parseCallFlags(x, args)
+	if err != nil {
 		return err
 	}
 	server, err := x.Host.Server()
 	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	keyed := set["api-key"] || set["api-secret"]
-	signing := set["platform"] || set["secret"] || set["sig"]
-	switch {
-	case *nosign && (keyed || signing):
-		return Usagef("-nosign sends no credentials: give no -platform, -secret, -sig, -api-key or -api-secret with it")
-	case keyed && signing:
-		return Usagef("give -platform and -secret, or -api-key and -api-secret, not both")
-	case keyed && !(set["api-key"] && set["api-secret"]):
-		return Usagef("-api-key and -api-secret go together")
-	case keyed && set["timestamp"]:
-		return Usagef("-timestamp goes with a platform's request, not with -api-key")
-	}
 	var timestamp string
-	if set["timestamp"] {
-		if timestamp, err = Timestamp(*stamp, server.Now); err != nil {
+	if f.set["timestamp"] {
+		if timestamp, err = Timestamp(f.stamp, server.Now); err != nil {
 			return err
 		}
 	}
-	r, err := ParseRequest(x.Host, fs.Args(), *expand)
+	r, err := ParseRequest(x.Host, rest, f.expand)
 	if err != nil {
 		return err
 	}
+	auth, err := f.credentials(server, r, timestamp)
+	if err != nil {
+		return err
+	}
+	req, err := f.request(ctx, server, r, auth)
+	if err != nil {
+		return err
+	}
+	return send(x, server, r, req)
+}
+
+// parseCallFlags parses call's flags and checks that they go together; it returns the
+// words after them.
+func parseCallFlags(x *Invocation, args []string) (*callFlags, []string, error) {
+	f := &callFlags{set: map[string]bool{}}
+	fs := x.FlagSet()
+	fs.StringVar(&f.platformID, "platform", "", "sign as the platform with this `ID` (X-Platform-ID)")
+	fs.StringVar(&f.secret, "secret", "", "the platform's signing `SECRET`")
+	fs.StringVar(&f.sig, "sig", "", "send X-Signature `SIGNATURE` instead of signing")
+	fs.StringVar(&f.stamp, "timestamp", "", "send X-Timestamp `T` and sign it: now, now-DURATION, now+DURATION or a value sent as written")
+	fs.StringVar(&f.apiKey, "api-key", "", "call the user-API with this `KEY` (X-Api-Key)")
+	fs.StringVar(&f.apiSecret, "api-secret", "", "the user-API `SECRET` (X-Api-Secret, with -api-key)")
+	fs.BoolVar(&f.nosign, "nosign", false, "send no credentials")
+	fs.StringVar(&f.contentType, "type", "", "send Content-Type `TYPE` (empty: none)")
+	fs.Var(&f.extra, "header", "send the header `'Name: value'` too, replacing one of that name call would send; repeatable")
+	fs.BoolVar(&f.expand, "expand", false, "fill in the $VARS of the body")
+	if err := x.Parse(fs, args); err != nil {
+		return nil, nil, err
+	}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	switch {
+	case f.nosign && (f.keyed() || f.signing()):
+		return nil, nil, Usagef("-nosign sends no credentials: give no -platform, -secret, -sig, -api-key or -api-secret with it")
+	case f.keyed() && f.signing():
+		return nil, nil, Usagef("give -platform and -secret, or -api-key and -api-secret, not both")
+	case f.keyed() && !(f.set["api-key"] && f.set["api-secret"]):
+		return nil, nil, Usagef("-api-key and -api-secret go together")
+	case f.keyed() && f.set["timestamp"]:
+		return nil, nil, Usagef("-timestamp goes with a platform's request, not with -api-key")
+	}
+	return f, fs.Args(), nil
+}
+
+// credentials returns the headers that say who calls: the user-API key, or the platform
+// and the signature of r (with its timestamp), or none.
+func (f *callFlags) credentials(server Server, r Request, timestamp string) (http.Header, error) {
 	auth := http.Header{}
 	if timestamp != "" {
 		auth.Set(payments.HeaderTimestamp, timestamp)
 	}
 	switch {
-	case keyed:
-		setNonEmpty(auth, payments.HeaderAPIKey, *apiKey)
-		setNonEmpty(auth, payments.HeaderAPISecret, *apiSecret)
-	case !*nosign:
-		id, haveID := given(set["platform"], *platformID, server.PlatformID)
-		key, haveKey := given(set["secret"], *secret, server.Secret)
+	case f.keyed():
+		setNonEmpty(auth, payments.HeaderAPIKey, f.apiKey)
+		setNonEmpty(auth, payments.HeaderAPISecret, f.apiSecret)
+	case !f.nosign:
+		id, haveID := given(f.set["platform"], f.platformID, server.PlatformID)
+		key, haveKey := given(f.set["secret"], f.secret, server.Secret)
 		switch {
-		case !haveID && !haveKey && !set["sig"]:
-			return Usagef("credentials are required: -platform and -secret, or -api-key and -api-secret (or -nosign)")
-		case !haveID || !(haveKey || set["sig"]):
-			return Usagef("-platform and -secret go together")
+		case !haveID && !haveKey && !f.set["sig"]:
+			return nil, Usagef("credentials are required: -platform and -secret, or -api-key and -api-secret (or -nosign)")
+		case !haveID || !(haveKey || f.set["sig"]):
+			return nil, Usagef("-platform and -secret go together")
 		}
 		setNonEmpty(auth, payments.HeaderPlatformID, id)
+		sig := f.sig
 		switch {
-		case set["sig"]:
+		case f.set["sig"]:
 		case timestamp != "":
-			*sig = payments.SignTimestamped(key, r.Method, r.Target, r.Body, timestamp)
+			sig = payments.SignTimestamped(key, r.Method, r.Target, r.Body, timestamp)
 		default:
-			*sig = payments.Sign(key, r.Method, r.Target, r.Body)
+			sig = payments.Sign(key, r.Method, r.Target, r.Body)
 		}
-		setNonEmpty(auth, payments.HeaderSignature, *sig)
+		setNonEmpty(auth, payments.HeaderSignature, sig)
 	}
+	return auth, nil
+}
 
+// request builds the HTTP request of r to server, with the credentials auth, the body's
+// media type and the extra headers.
+func (f *callFlags) request(ctx context.Context, server Server, r Request, auth http.Header) (*http.Request, error) {
 	u, err := requestURL(server.URL, r.Target)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, r.Method, server.URL.String(), bytes.NewReader(r.Body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.URL = u
 	req.Header = auth
 	req.Header.Set("User-Agent", "paymentsd")
 	switch {
-	case set["type"] && *contentType != "":
-		req.Header.Set("Content-Type", *contentType)
-	case !set["type"] && r.HasBody:
+	case f.set["type"] && f.contentType != "":
+		req.Header.Set("Content-Type", f.contentType)
+	case !f.set["type"] && r.HasBody:
 		req.Header.Set("Content-Type", "application/json")
 	}
-	extra.apply(req)
+	f.extra.apply(req)
+	return req, nil
+}
 
+// send sends req, prints the response body (ending in a newline) and hands the answer to
+// the host.
+func send(x *Invocation, server Server, r Request, req *http.Request) error {
 	resp, err := server.Client.Do(req)
 	if err != nil {
 		var ue *url.Error
