@@ -36,56 +36,71 @@ type candidate struct {
 }
 
 func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, rawBody []byte) []FieldError {
-	var found []candidate
-	byLoc := map[string]int{} // locKey -> index in found
-	add := func(rank int, fe FieldError) {
-		key := locKey(fe.Loc)
-		if i, ok := byLoc[key]; !ok {
-			byLoc[key] = len(found)
-			found = append(found, candidate{rank: rank, key: key, fe: fe})
-		} else if rank < found[i].rank {
-			found[i].rank, found[i].fe = rank, fe
-		}
+	es := entries{byLoc: map[string]int{}}
+	for _, leaf := range leaves(root, nil) {
+		v.addLeaf(&es, doc, leaf)
 	}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		docURL, ptr, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
-		keyword := path.Base(ptr)
-		node, _ := lookup(v.docs[docURL], splitPointer(path.Dir(ptr))).(map[string]any)
-		loc := splitPointer(e.InstanceLocation)
-		value := lookup(doc, loc)
-		switch keyword {
-		case "required":
-			obj, _ := value.(map[string]any)
-			for _, r := range asSlice(node["required"]) {
-				field := r.(string)
-				if _, present := obj[field]; !present {
-					add(0, FieldError{Type: "missing", Loc: append(anyLoc(loc), field), Msg: "Field required", Input: missingInput(loc, value)})
-				}
-			}
-		case "additionalProperties":
-			obj, _ := value.(map[string]any)
-			props, _ := node["properties"].(map[string]any)
-			for field, fv := range obj {
-				if _, declared := props[field]; !declared {
-					add(0, FieldError{Type: "extra_forbidden", Loc: append(anyLoc(loc), field), Msg: "Extra inputs are not permitted", Input: fv})
-				}
-			}
-		default:
-			rank, fe := v.describe(keyword, node, value)
-			fe.Loc = anyLoc(loc)
-			add(rank, fe)
-		}
-	}
-	walk(root)
+	return v.sortFieldErrors(name, es.found, rawBody)
+}
 
-	return v.sortFieldErrors(name, found, rawBody)
+// entries collects a 422's entries, one per location: where a value fails several ways,
+// the entry of the lowest rank (the failure pydantic reports first) is kept.
+type entries struct {
+	found []candidate
+	byLoc map[string]int // locKey -> index in found
+}
+
+func (es *entries) add(rank int, fe FieldError) {
+	key := locKey(fe.Loc)
+	if i, ok := es.byLoc[key]; !ok {
+		es.byLoc[key] = len(es.found)
+		es.found = append(es.found, candidate{rank: rank, key: key, fe: fe})
+	} else if rank < es.found[i].rank {
+		es.found[i].rank, es.found[i].fe = rank, fe
+	}
+}
+
+// leaves appends to out the failures of e that have no causes: the keywords that failed.
+func leaves(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return append(out, e)
+	}
+	for _, c := range e.Causes {
+		out = leaves(c, out)
+	}
+	return out
+}
+
+// addLeaf adds the entries of one failed keyword: one for each field a "required" misses
+// or an "additionalProperties" refuses, else the keyword's own entry at the value's place.
+func (v *validator) addLeaf(es *entries, doc map[string]any, e *jsonschema.ValidationError) {
+	docURL, ptr, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
+	keyword := path.Base(ptr)
+	node, _ := lookup(v.docs[docURL], splitPointer(path.Dir(ptr))).(map[string]any)
+	loc := splitPointer(e.InstanceLocation)
+	value := lookup(doc, loc)
+	switch keyword {
+	case "required":
+		obj, _ := value.(map[string]any)
+		for _, r := range asSlice(node["required"]) {
+			field := r.(string)
+			if _, present := obj[field]; !present {
+				es.add(0, FieldError{Type: "missing", Loc: append(anyLoc(loc), field), Msg: "Field required", Input: missingInput(loc, value)})
+			}
+		}
+	case "additionalProperties":
+		obj, _ := value.(map[string]any)
+		props, _ := node["properties"].(map[string]any)
+		for field, fv := range obj {
+			if _, declared := props[field]; !declared {
+				es.add(0, FieldError{Type: "extra_forbidden", Loc: append(anyLoc(loc), field), Msg: "Extra inputs are not permitted", Input: fv})
+			}
+		}
+	default:
+		rank, fe := v.describe(keyword, node, value)
+		fe.Loc = anyLoc(loc)
+		es.add(rank, fe)
+	}
 }
 
 // sortFieldErrors puts the entries in pydantic's order: path, then query, then body; within
