@@ -98,10 +98,42 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	if _, err := s.check(in.requestSchema(), nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
-	// The number is sealed, and its blind index computed, before the write transaction:
-	// the duplicate check is the store's UNIQUE (user, routing number, blind index).
+	params := s.bankAccountParams(in)
+	var account BankAccount
+	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q *queries.Queries) error {
+		user, err := s.platformUser(ctx, q, platformID, in.UserID)
+		if err != nil {
+			return err
+		}
+		params.UserID = user.ID
+		params.AccountHolderName = user.Name
+		if in.AccountHolderName != nil {
+			params.AccountHolderName = *in.AccountHolderName
+		}
+		if params.IsDefault, err = takeDefault(ctx, q, user.ID, in.IsDefault != nil && *in.IsDefault); err != nil {
+			return err
+		}
+		row, err := q.CreateBankAccount(ctx, params)
+		if err != nil {
+			return storeError(err)
+		}
+		// The row holds the number sealed: the digits shown are those of the number given.
+		account = bankAccountFromRow(row, in.AccountNumber)
+		return nil
+	})
+	if err != nil {
+		return BankAccount{}, err
+	}
+	return account, nil
+}
+
+// bankAccountParams is the row of a new account as far as the request gives it (the user
+// and the holder's name come from the store). The number is sealed, and its blind index
+// computed, before the write transaction: the duplicate check is the store's UNIQUE
+// (user, routing number, blind index).
+func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccountParams {
 	id, userID := s.newID().String(), canonicalID(in.UserID)
-	params := queries.CreateBankAccountParams{
+	return queries.CreateBankAccountParams{
 		ID:                   id,
 		NickName:             in.NickName,
 		BankName:             in.BankName,
@@ -121,41 +153,25 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 		AccountHolderCountry: in.AccountHolderCountry,
 		CreatedAt:            formatTime(s.Now()),
 	}
-	var account BankAccount
-	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q *queries.Queries) error {
-		user, err := s.platformUser(ctx, q, platformID, in.UserID)
-		if err != nil {
-			return err
-		}
-		params.UserID = user.ID
-		params.AccountHolderName = user.Name
-		if in.AccountHolderName != nil {
-			params.AccountHolderName = *in.AccountHolderName
-		}
-		hasDefault, err := q.UserHasDefaultAccount(ctx, user.ID)
-		if err != nil {
-			return err
-		}
-		if !hasDefault || (in.IsDefault != nil && *in.IsDefault) {
-			params.IsDefault = 1
-		}
-		if hasDefault && params.IsDefault == 1 {
-			if err := q.ClearDefaultAccount(ctx, user.ID); err != nil {
-				return err
-			}
-		}
-		row, err := q.CreateBankAccount(ctx, params)
-		if err != nil {
-			return storeError(err)
-		}
-		// The row holds the number sealed: the digits shown are those of the number given.
-		account = bankAccountFromRow(row, in.AccountNumber)
-		return nil
-	})
+}
+
+// takeDefault applies the default-account rule for a new account of the user: it is the
+// default when it is the user's first, or when asked to be, and then the account that was
+// the default no longer is. It returns the new account's is_default.
+func takeDefault(ctx context.Context, q *queries.Queries, userID string, asked bool) (int64, error) {
+	hasDefault, err := q.UserHasDefaultAccount(ctx, userID)
 	if err != nil {
-		return BankAccount{}, err
+		return 0, err
 	}
-	return account, nil
+	if hasDefault && !asked {
+		return 0, nil
+	}
+	if hasDefault {
+		if err := q.ClearDefaultAccount(ctx, userID); err != nil {
+			return 0, err
+		}
+	}
+	return 1, nil
 }
 
 // GetBankAccount returns a linked bank account of a user of the platform, once that user
