@@ -47,6 +47,7 @@ type validator struct {
 	docs    map[string]any                // every schema document by URL, to read keyword values
 	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
 	formats map[string]format             // the formats the schemas may name
+	rules   []rule                        // the x-rules of the schemas, by location
 	// uuidOnly lists, for each request whose only input is path parameters that are all
 	// required UUIDs, those parameters: such a request is checked by a compiled fast path.
 	uuidOnly map[string][]string
@@ -79,6 +80,11 @@ func newValidator() (*validator, error) {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
 		v.docs[url] = doc
+		rules, err := findRules(url, doc)
+		if err != nil {
+			return nil, err
+		}
+		v.rules = append(v.rules, rules...)
 		raws[e.Name()] = raw
 		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
@@ -219,8 +225,8 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 }
 
 // decoded is what Decode validated a request value as: the schema, the path and query
-// parameters, and the body as the client sent it, nulls included (what the 422 of a rule
-// beyond JSON Schema shows as its input, as pydantic shows the model's input).
+// parameters, and the body as the client sent it, nulls included (what the 422 of a payee
+// rule shows as its input, as pydantic shows the model's input).
 type decoded struct {
 	schema      string
 	path, query map[string]string
@@ -288,7 +294,7 @@ func sameValues(sent, params map[string]string) bool {
 // value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
 // A value DecodeRequest validated against the same schema and parameters is not validated
 // again. It returns the body as the validator saw it (as the client sent it, for a decoded
-// value), for the rules that run in Go.
+// value), for the payee rules, which run in Go after it.
 func (s *Service) check(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
 	if m, ok := body.(interface{ decodedAs() *decoded }); ok {
 		if d := m.decodedAs(); d != nil && d.schema == name && maps.Equal(d.path, pathParams) && maps.Equal(d.query, query) {
@@ -336,18 +342,6 @@ func stringMap(m map[string]string) map[string]any {
 
 func invalid(fields ...FieldError) *Error {
 	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
-}
-
-// ruleError is the entry of a rule that runs in Go (pydantic's model validators): a
-// value_error at loc with the enclosing body as input.
-func ruleError(input any, msg string, loc ...any) FieldError {
-	return FieldError{
-		Type:  "value_error",
-		Loc:   loc,
-		Msg:   "Value error, " + msg,
-		Input: input,
-		Ctx:   map[string]any{"error": map[string]any{}},
-	}
 }
 
 // missingShows makes the missing entries of err show input, the enclosing body.
