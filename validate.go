@@ -107,6 +107,9 @@ func newValidator() (*validator, error) {
 			v.uuidOnly[name] = params
 		}
 	}
+	if err := v.checkEnumTables(enumTables()); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
