@@ -59,30 +59,33 @@ const payeeBankRequest = "payee_banks_add"
 
 // dataTypes gives each data type of a field rule its meaning: the one field a
 // format-bearing type may govern ("" for any), and the check it adds to the length (nil
-// for none), which says what is wrong as the end of a sentence naming the field. Its keys
-// are the data_type enumeration of schema/payee_rules_load.json, where the types are
-// written: the validator refuses to start when the two differ (see enumTables).
+// for none). Its keys are the data_type enumeration of schema/payee_rules_load.json, where
+// the types are written: the validator refuses to start when the two differ (enumTables).
 var dataTypes = map[string]struct {
-	field   string
-	problem func(s, country string, length int) string
+	field string
+	check func(value, country string, length int) string // see ibanProblem
 }{
-	"string": {},
-	"numeric": {problem: func(s, _ string, _ int) string {
-		if strings.Trim(s, "0123456789") != "" {
-			return "must contain digits only"
-		}
-		return ""
-	}},
-	"iban":  {field: "account_number", problem: ibanProblem},
-	"clabe": {field: "account_number", problem: func(s, _ string, _ int) string { return clabeProblem(s) }},
-	"ifsc": {field: "identifier_value", problem: func(s, _ string, _ int) string {
-		if !ifscPattern.MatchString(s) {
-			return "must be an IFSC code: four letters, a zero, then six letters or digits"
-		}
-		return ""
-	}},
+	"string":  {},
+	"numeric": {check: digitsProblem},
+	"iban":    {field: "account_number", check: ibanProblem},
+	"clabe":   {field: "account_number", check: func(s, _ string, _ int) string { return clabeProblem(s) }},
+	"ifsc":    {field: "identifier_value", check: ifscProblem},
 	"country": {field: "country"},
 	"enum":    {field: "bank_acc_type"},
+}
+
+func digitsProblem(s, _ string, _ int) string {
+	if strings.Trim(s, "0123456789") != "" {
+		return "must contain digits only"
+	}
+	return ""
+}
+
+func ifscProblem(s, _ string, _ int) string {
+	if !ifscPattern.MatchString(s) {
+		return "must be an IFSC code: four letters, a zero, then six letters or digits"
+	}
+	return ""
 }
 
 var ifscPattern = regexp.MustCompile(`^[A-Z]{4}0[A-Z0-9]{6}$`)
@@ -402,7 +405,7 @@ func ruleProblem(country, field, identifierType string, rule FieldRule, listed b
 		if n := utf8.RuneCountInString(s); n > rule.Length {
 			return fmt.Sprintf("%s must be at most %d characters for %s", field, rule.Length, country)
 		}
-		if check := dataTypes[rule.DataType].problem; check != nil {
+		if check := dataTypes[rule.DataType].check; check != nil {
 			if problem := check(s, country, rule.Length); problem != "" {
 				return fmt.Sprintf("%s %s for %s", field, problem, country)
 			}
