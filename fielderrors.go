@@ -3,9 +3,6 @@ package payments
 // How a JSON Schema validation error tree becomes the pydantic v2 entries of a 422: one
 // entry per failing field, the first failure of type, length, pattern and the rest, in the
 // order pydantic reports them (path, query, body; fields as the schema declares them).
-// A rule over a body as a whole (a schema node with an x-rule, such as the contact rules
-// of defs.json) is pydantic's model validator: it runs once the fields are valid, so its
-// entry is reported only when nothing else fails.
 
 import (
 	"cmp"
@@ -50,19 +47,8 @@ func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschem
 			found[i].rank, found[i].fe = rank, fe
 		}
 	}
-	var rules []candidate // failures of x-rules, the first at each loc
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
-		if msg, ok := v.ruleAt(e.AbsoluteKeywordLocation); ok {
-			// How the rule's keywords failed (which anyOf branch missed what) is no
-			// field's failure: the rule failed, at the object it governs.
-			loc := splitPointer(e.InstanceLocation)
-			key := locKey(anyLoc(loc))
-			if !slices.ContainsFunc(rules, func(c candidate) bool { return c.key == key }) {
-				rules = append(rules, candidate{key: key, fe: ruleError(lookup(doc, loc), msg, anyLoc(loc)...)})
-			}
-			return
-		}
 		if len(e.Causes) > 0 {
 			for _, c := range e.Causes {
 				walk(c)
@@ -98,68 +84,8 @@ func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschem
 		}
 	}
 	walk(root)
-	if len(found) == 0 { // the rules run on a valid body only; the first failing reports
-		found = rules
-	}
+
 	return v.sortFieldErrors(name, found, rawBody)
-}
-
-// ruleKeyword marks a schema node as a rule over the object it applies to, and gives the
-// reason its failure reports.
-const ruleKeyword = "x-rule"
-
-// ruleAt returns the reason of the rule whose node holds the schema keyword at location
-// (an absolute keyword location), if one does.
-func (v *validator) ruleAt(location string) (string, bool) {
-	for _, r := range v.rules {
-		if location == r.location || strings.HasPrefix(location, r.location+"/") {
-			return r.reason, true
-		}
-	}
-	return "", false
-}
-
-// rule is a schema node with an x-rule: its absolute location and its reason.
-type rule struct{ location, reason string }
-
-// findRules returns the rules of a schema document at url, wherever they are written.
-func findRules(url string, doc any) ([]rule, error) {
-	var found []rule
-	var bad error
-	var visit func(node any, ptr string)
-	visit = func(node any, ptr string) {
-		switch n := node.(type) {
-		case map[string]any:
-			if r, ok := n[ruleKeyword]; ok {
-				reason, _ := r.(string)
-				if reason == "" {
-					bad = fmt.Errorf("%s#%s: %s must be the reason the rule gives", url, ptr, ruleKeyword)
-				}
-				found = append(found, rule{location: url + "#" + ptr, reason: reason})
-			}
-			for k, child := range n {
-				visit(child, ptr+"/"+strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1"))
-			}
-		case []any:
-			for i, child := range n {
-				visit(child, ptr+"/"+strconv.Itoa(i))
-			}
-		}
-	}
-	visit(doc, "")
-	return found, bad
-}
-
-// ruleError is the entry of a rule over a whole object (pydantic's model validators): a
-// value_error at loc with the object, as the client sent it, as its input.
-func ruleError(input any, reason string, loc ...any) FieldError {
-	return FieldError{
-		Type:  "value_error",
-		Loc:   loc,
-		Msg:   "Value error, " + reason,
-		Input: input,
-		Ctx:   map[string]any{"error": map[string]any{}},
-	}
 }
 
 // sortFieldErrors puts the entries in pydantic's order: path, then query, then body; within

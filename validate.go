@@ -47,7 +47,7 @@ type validator struct {
 	docs    map[string]any                // every schema document by URL, to read keyword values
 	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
 	formats map[string]format             // the formats the schemas may name
-	rules   []rule                        // the x-rules of the schemas, by location
+	rules   map[string][]bodyRule         // request name -> the rules over its body, in order
 	// uuidOnly lists, for each request whose only input is path parameters that are all
 	// required UUIDs, those parameters: such a request is checked by a compiled fast path.
 	uuidOnly map[string][]string
@@ -80,15 +80,24 @@ func newValidator() (*validator, error) {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
 		v.docs[url] = doc
-		rules, err := findRules(url, doc)
-		if err != nil {
-			return nil, err
-		}
-		v.rules = append(v.rules, rules...)
 		raws[e.Name()] = raw
-		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+	}
+	// The rules over a body run once it meets the rest of its schema (bodyrules.go).
+	changed, rules, err := takeBodyRules(v.docs)
+	if err != nil {
+		return nil, err
+	}
+	for file, raw := range raws {
+		url := schemaBaseURL + file
+		if withoutRules, ok := changed[url]; ok {
+			raw = withoutRules
 		}
+		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := v.compileBodyRules(c, rules); err != nil {
+		return nil, err
 	}
 	for file, raw := range raws {
 		if file == "defs.json" {
@@ -347,6 +356,18 @@ func invalid(fields ...FieldError) *Error {
 	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
 }
 
+// ruleError is the entry of a rule over a whole object (pydantic's model validators): a
+// value_error at loc with the object, as the client sent it, as its input.
+func ruleError(input any, msg string, loc ...any) FieldError {
+	return FieldError{
+		Type:  "value_error",
+		Loc:   loc,
+		Msg:   "Value error, " + msg,
+		Input: input,
+		Ctx:   map[string]any{"error": map[string]any{}},
+	}
+}
+
 // missingShows makes the missing entries of err show input, the enclosing body.
 func missingShows(err error, input map[string]any) error {
 	var e *Error
@@ -496,7 +517,7 @@ func (v *validator) validate(name string, doc map[string]any, rawBody []byte) er
 	}
 	err := sch.Validate(doc)
 	if err == nil {
-		return nil
+		return v.checkBodyRules(name, doc["body"])
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
