@@ -75,7 +75,7 @@ func checkRulesUse(docs map[string]any, docURL string, node any, ptr string) err
 		if _, ok := n[ruleKeyword]; ok {
 			switch {
 			case ruleReason(docs, docURL+"#"+ptr) == "":
-				return fmt.Errorf("payments: %s#%s: %s is the reason the rule gives, a text", docURL, ptr, ruleKeyword)
+				return fmt.Errorf("payments: %s#%s: %s must be the reason the rule gives, as text", docURL, ptr, ruleKeyword)
 			case !strings.HasPrefix(ptr, "/$defs/") || strings.Count(ptr, "/") != 2:
 				return fmt.Errorf("payments: %s#%s: a rule is a definition (in $defs)", docURL, ptr)
 			}
