@@ -10,16 +10,10 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// The state of a newly linked account. Verification of linked accounts happens outside the
-// API; these are the only values it shows.
-const (
-	initialVerificationStatus = "not_applied"
-	initialVerificationType   = "MD"
-)
-
 // BankAccount is a US bank account linked to a user, as the API returns it: the account
 // number is shortened to its last four digits (the full number is stored sealed, for ACH,
-// and never leaves the service).
+// and never leaves the service). A new account's balance and verification state are the
+// store's defaults (0, not_applied, MD): verification happens outside the API.
 type BankAccount struct {
 	AccountID          uuid.UUID `json:"account_id"`
 	BankNickName       *string   `json:"bank_nick_name"`
@@ -63,12 +57,14 @@ type NewBankAccount struct {
 
 func (NewBankAccount) requestSchema() string { return "accounts_add" }
 
-// bankAccountFromRow is the API's view of a stored account, given its number (of which
-// it shows the last four digits).
+// bankAccountFromRow is the API's view of a stored account. The row holds the number
+// sealed, so the caller gives it in the clear (as added, or opened) and the API shows its
+// last four digits; the rest is the API's types (UUID, time, booleans) and leaves out
+// what it never shows (the addresses, the blind index).
 func bankAccountFromRow(r queries.BankAccount, number string) BankAccount {
 	return BankAccount{
 		AccountID:          uuid.MustParse(r.ID),
-		BankNickName:       stringPtr(r.NickName),
+		BankNickName:       r.NickName,
 		AccountNumber:      number[len(number)-4:],
 		AccountBalance:     Decimal(r.Balance),
 		RoutingNumber:      r.RoutingNumber,
@@ -105,79 +101,61 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	// The number is sealed, and its blind index computed, before the write transaction:
 	// the duplicate check is the store's UNIQUE (user, routing number, blind index).
 	id, userID := s.newID().String(), canonicalID(in.UserID)
-	row := queries.BankAccount{
+	params := queries.CreateBankAccountParams{
 		ID:                   id,
-		NickName:             nullString(in.NickName),
+		NickName:             in.NickName,
 		BankName:             in.BankName,
 		AccountNumberSealed:  s.keys.seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
 		AccountNumberIndex:   s.index.bankAccount(userID, in.RoutingNumber, in.AccountNumber),
 		RoutingNumber:        in.RoutingNumber,
-		BankAddress:          nullString(in.BankAddress),
-		City:                 nullString(in.City),
-		State:                nullString(in.State),
-		Zip:                  nullString(in.Zip),
-		Country:              nullString(in.Country),
+		BankAddress:          in.BankAddress,
+		City:                 in.City,
+		State:                in.State,
+		Zip:                  in.Zip,
+		Country:              in.Country,
 		AccountType:          in.AccountType,
-		AccountHolderAddress: nullString(in.AccountHolderAddress),
-		AccountHolderCity:    nullString(in.AccountHolderCity),
-		AccountHolderState:   nullString(in.AccountHolderState),
-		AccountHolderZip:     nullString(in.AccountHolderZip),
-		AccountHolderCountry: nullString(in.AccountHolderCountry),
-		Balance:              "0",
-		VerificationStatus:   initialVerificationStatus,
-		VerificationType:     initialVerificationType,
+		AccountHolderAddress: in.AccountHolderAddress,
+		AccountHolderCity:    in.AccountHolderCity,
+		AccountHolderState:   in.AccountHolderState,
+		AccountHolderZip:     in.AccountHolderZip,
+		AccountHolderCountry: in.AccountHolderCountry,
 		CreatedAt:            formatTime(s.Now()),
 	}
-	err := s.writeRemembering(ctx, func() any { return bankAccountFromRow(row, in.AccountNumber) }, func(ctx context.Context, q *queries.Queries) error {
+	var account BankAccount
+	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q *queries.Queries) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err
 		}
-		row.UserID = user.ID
-		row.AccountHolderName = user.Name
+		params.UserID = user.ID
+		params.AccountHolderName = user.Name
 		if in.AccountHolderName != nil {
-			row.AccountHolderName = *in.AccountHolderName
+			params.AccountHolderName = *in.AccountHolderName
 		}
 		hasDefault, err := q.UserHasDefaultAccount(ctx, user.ID)
 		if err != nil {
 			return err
 		}
 		if !hasDefault || (in.IsDefault != nil && *in.IsDefault) {
-			row.IsDefault = 1
+			params.IsDefault = 1
 		}
-		if hasDefault && row.IsDefault == 1 {
+		if hasDefault && params.IsDefault == 1 {
 			if err := q.ClearDefaultAccount(ctx, user.ID); err != nil {
 				return err
 			}
 		}
-		return storeError(q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
-			ID:                   row.ID,
-			UserID:               row.UserID,
-			NickName:             row.NickName,
-			AccountHolderName:    row.AccountHolderName,
-			BankName:             row.BankName,
-			AccountNumberSealed:  row.AccountNumberSealed,
-			AccountNumberIndex:   row.AccountNumberIndex,
-			RoutingNumber:        row.RoutingNumber,
-			BankAddress:          row.BankAddress,
-			City:                 row.City,
-			State:                row.State,
-			Zip:                  row.Zip,
-			Country:              row.Country,
-			AccountType:          row.AccountType,
-			AccountHolderAddress: row.AccountHolderAddress,
-			AccountHolderCity:    row.AccountHolderCity,
-			AccountHolderState:   row.AccountHolderState,
-			AccountHolderZip:     row.AccountHolderZip,
-			AccountHolderCountry: row.AccountHolderCountry,
-			IsDefault:            row.IsDefault,
-			CreatedAt:            row.CreatedAt,
-		}))
+		row, err := q.CreateBankAccount(ctx, params)
+		if err != nil {
+			return storeError(err)
+		}
+		// The row holds the number sealed: the digits shown are those of the number given.
+		account = bankAccountFromRow(row, in.AccountNumber)
+		return nil
 	})
 	if err != nil {
 		return BankAccount{}, err
 	}
-	return bankAccountFromRow(row, in.AccountNumber), nil
+	return account, nil
 }
 
 // GetBankAccount returns a linked bank account of a user of the platform, once that user
@@ -198,7 +176,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		if err != nil {
 			return notFound(err, "Bank account not found.")
 		}
-		if !r.VerifiedAt.Valid {
+		if r.VerifiedAt == nil {
 			return Errorf(CodeForbidden, "The account's user is not identity-verified.")
 		}
 		row = r.BankAccount

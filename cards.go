@@ -108,7 +108,7 @@ func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID s
 			return err
 		}
 		n, err := q.SoftDeleteCard(ctx, queries.SoftDeleteCardParams{
-			DeletedAt: nullTime(s.Now()),
+			DeletedAt: new(formatTime(s.Now())),
 			ID:        cardID.String(),
 			UserID:    user.ID,
 		})

@@ -2,7 +2,6 @@ package payments_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -82,7 +81,7 @@ func batchesSince(svc *payments.Service, before [2]int64) (batches, ops int64) {
 	return b - before[0], o - before[1]
 }
 
-var verifiedAt = sql.NullString{String: "2025-01-02T03:04:05.000000Z", Valid: true}
+var verifiedAt = new("2025-01-02T03:04:05.000000Z")
 
 func committed(svc *payments.Service) [2]int64 {
 	b, o := svc.Committed()

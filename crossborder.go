@@ -157,10 +157,10 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 			AccountNumberSealed: s.keys.seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
-			BankNickName:        nullString(b.BankNickName),
-			IdentifierType:      nullString(b.BankIdentifierType),
-			IdentifierValue:     nullString(b.BankIdentifierValue),
-			PayoutBankID:        nullString(in.PayoutBankID),
+			BankNickName:        b.BankNickName,
+			IdentifierType:      b.BankIdentifierType,
+			IdentifierValue:     b.BankIdentifierValue,
+			PayoutBankID:        in.PayoutBankID,
 			CreatedAt:           formatTime(now),
 			UpdatedAt:           formatTime(now),
 		})
@@ -195,7 +195,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 			return err
 		}
 		n, err := q.SoftDeletePayeeBank(ctx, queries.SoftDeletePayeeBankParams{
-			DeletedAt: nullTime(s.Now()),
+			DeletedAt: new(formatTime(s.Now())),
 			ID:        canonicalID(bankID),
 			UserID:    user.ID,
 		})
@@ -239,12 +239,14 @@ type NewPayeeAddress struct {
 	IsDefault    *bool   `json:"is_default,omitempty"`
 }
 
+// payeeAddressFromRow is the API's view of a stored address: ids and times as Go values,
+// and only the columns it shows.
 func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 	return PayeeAddress{
 		ID:           uuid.MustParse(r.ID),
 		UserID:       uuid.MustParse(r.PayeeID),
 		Name:         r.Name,
-		LastName:     stringPtr(r.LastName),
+		LastName:     r.LastName,
 		AddressLine1: r.AddressLine1,
 		City:         r.City,
 		State:        r.State,
@@ -264,40 +266,42 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, nil, in); err != nil {
 		return PayeeAddress{}, err
 	}
-	row := queries.CreatePayeeAddressParams{
+	params := queries.CreatePayeeAddressParams{
 		ID:           s.newID().String(),
 		UserID:       canonicalID(userID),
 		PayeeID:      canonicalID(payeeID),
 		ContactID:    s.newID().String(),
 		Name:         in.Name,
-		LastName:     nullString(in.LastName),
+		LastName:     in.LastName,
 		AddressLine1: in.AddressLine1,
-		AddressLine2: nullString(in.AddressLine2),
-		CompanyName:  nullString(in.CompanyName),
+		AddressLine2: in.AddressLine2,
+		CompanyName:  in.CompanyName,
 		City:         in.City,
 		State:        in.State,
 		Zipcode:      in.Zipcode,
 		Country:      in.Country,
-		AddressType:  nullString(in.AddressType),
+		AddressType:  in.AddressType,
 		CreatedAt:    formatTime(s.Now()),
 	}
 	if in.IsDefault != nil && *in.IsDefault {
-		row.IsDefault = 1
+		params.IsDefault = 1
 	}
+	var a PayeeAddress
 	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
-		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: row.PayeeID, UserID: row.UserID}); err != nil {
+		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: params.PayeeID, UserID: params.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}
-		return q.CreatePayeeAddress(ctx, row)
+		row, err := q.CreatePayeeAddress(ctx, params)
+		if err != nil {
+			return err
+		}
+		a = payeeAddressFromRow(row)
+		return nil
 	})
 	if err != nil {
 		return PayeeAddress{}, err
 	}
-	return payeeAddressFromRow(queries.PayeeAddress{
-		ID: row.ID, PayeeID: row.PayeeID, Name: row.Name, LastName: row.LastName,
-		AddressLine1: row.AddressLine1, City: row.City, State: row.State, Zipcode: row.Zipcode,
-		Country: row.Country, CreatedAt: row.CreatedAt,
-	}), nil
+	return a, nil
 }
 
 // ListPayeeAddresses returns the addresses of a user's payees, oldest first; payeeID,
@@ -318,9 +322,9 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 		if err != nil {
 			return err
 		}
-		filter := sql.NullString{}
+		var filter *string // nil: every payee's
 		if payeeID != "" {
-			filter = sql.NullString{String: canonicalID(payeeID), Valid: true}
+			filter = new(canonicalID(payeeID))
 		}
 		rows, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: user.ID, PayeeID: filter})
 		for _, r := range rows {

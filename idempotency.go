@@ -219,8 +219,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 	}
 	var out outcome
 	if opErr != nil {
-		rec.ErrorCode = sql.NullString{String: string(ErrorCode(opErr)), Valid: true}
-		rec.ErrorMessage = sql.NullString{String: ErrorMessage(opErr), Valid: true}
+		rec.ErrorCode, rec.ErrorMessage = new(string(ErrorCode(opErr))), new(ErrorMessage(opErr))
 	} else {
 		raw, err := json.Marshal(result)
 		if err != nil {
@@ -228,9 +227,10 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		}
 		out.Result = raw
 	}
+	var status int // none (NULL) when no response is rendered: a Go caller's key
 	if a.idem.Render != nil {
-		status, body := a.idem.Render(result, opErr, a.at)
-		rec.Status, out.Body = sql.NullInt64{Int64: int64(status), Valid: true}, body
+		status, out.Body = a.idem.Render(result, opErr, a.at)
+		rec.Status = new(int64(status))
 	}
 	plain, err := json.Marshal(out)
 	if err != nil {
@@ -256,7 +256,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		}
 		return err
 	}
-	a.stored, a.status, a.body = true, int(rec.Status.Int64), out.Body
+	a.stored, a.status, a.body = true, status, out.Body
 	return nil
 }
 
@@ -274,9 +274,12 @@ func replay[T any](s *Service, idem *Idempotency, rec queries.IdempotencyKey) (T
 		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
 	}
 	idem.Replayed = true
-	idem.Status, idem.Body = int(rec.Status.Int64), out.Body
-	if rec.ErrorCode.Valid {
-		return result, &Error{Code: Code(rec.ErrorCode.String), Message: rec.ErrorMessage.String}
+	idem.Status, idem.Body = 0, out.Body
+	if rec.Status != nil {
+		idem.Status = int(*rec.Status)
+	}
+	if rec.ErrorCode != nil {
+		return result, &Error{Code: Code(*rec.ErrorCode), Message: *rec.ErrorMessage}
 	}
 	if err := json.Unmarshal(out.Result, &result); err != nil {
 		return result, fmt.Errorf("payments: replay the outcome under key %q: %w", idem.Key, err)

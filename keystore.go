@@ -37,7 +37,7 @@ func (s *Service) setUpKeys(ctx context.Context, q *queries.Queries, path string
 	knownByID := map[string]queries.DataKey{}
 	for _, k := range known {
 		knownByID[k.KeyID] = k
-		if !k.RetiredAt.Valid {
+		if k.RetiredAt == nil {
 			live = append(live, k.KeyID)
 		}
 	}
@@ -84,9 +84,9 @@ func (s *Service) setUpKeys(ctx context.Context, q *queries.Queries, path string
 		if check, err := ring.open(row.KeyCheck, keyCheckAAD(k.id)); err != nil || string(check) != keyCheckText {
 			return keyError{fmt.Errorf("%w: data key %s does not open this database's check of that key", ErrWrongDataKey, k.id)}
 		}
-		if i == 0 && row.RetiredAt.Valid {
+		if i == 0 && row.RetiredAt != nil {
 			return keyError{fmt.Errorf("%w: data key %s was retired at %s; seal with this database's current key %s",
-				ErrRetiredDataKey, k.id, row.RetiredAt.String, strings.Join(live, ", "))}
+				ErrRetiredDataKey, k.id, *row.RetiredAt, strings.Join(live, ", "))}
 		}
 	}
 	if _, ok := knownByID[write]; !ok {

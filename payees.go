@@ -41,13 +41,15 @@ type PayeeRename struct {
 
 func (PayeeRename) requestSchema() string { return "payees_update" }
 
+// payeeFromRow is the API's view of a stored payee: the id and the time as Go values,
+// without its user and its update time, which the API does not show.
 func payeeFromRow(r queries.Payee) Payee {
 	return Payee{
 		PayeeID:          uuid.MustParse(r.ID),
 		Name:             r.Name,
-		Email:            stringPtr(r.Email),
-		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
-		Phone:            stringPtr(r.Phone),
+		Email:            r.Email,
+		PhoneCountryCode: r.PhoneCountryCode,
+		Phone:            r.Phone,
 		CreatedAt:        parseTime(r.CreatedAt),
 	}
 }
@@ -69,24 +71,23 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 	if err != nil {
 		return Payee{}, err
 	}
-	p := Payee{
-		PayeeID:          s.newID(),
+	params := queries.CreatePayeeParams{
+		ID:               s.newID().String(),
+		UserID:           caller.UserID.String(),
 		Name:             in.Name,
 		Email:            in.Email,
 		PhoneCountryCode: in.PhoneCountryCode,
 		Phone:            in.Phone,
-		CreatedAt:        s.Now(),
+		CreatedAt:        formatTime(s.Now()),
 	}
+	var p Payee
 	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q *queries.Queries) error {
-		return q.CreatePayee(ctx, queries.CreatePayeeParams{
-			ID:               p.PayeeID.String(),
-			UserID:           caller.UserID.String(),
-			Name:             p.Name,
-			Email:            nullString(p.Email),
-			PhoneCountryCode: nullString(p.PhoneCountryCode),
-			Phone:            nullString(p.Phone),
-			CreatedAt:        formatTime(p.CreatedAt),
-		})
+		row, err := q.CreatePayee(ctx, params)
+		if err != nil {
+			return err
+		}
+		p = payeeFromRow(row)
+		return nil
 	})
 	if err != nil {
 		return Payee{}, err
@@ -116,14 +117,15 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		if err != nil {
 			return err
 		}
-		row, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
+		row, err := q.RenamePayee(ctx, queries.RenamePayeeParams{
+			Name:      in.Name,
+			UpdatedAt: new(formatTime(s.Now())),
+			ID:        canonicalID(in.PayeeID),
+			UserID:    user.ID,
+		})
 		if err != nil {
-			return notFound(err, "Payee not found.")
+			return notFound(err, "Payee not found.") // or not the user's
 		}
-		if err := q.RenamePayee(ctx, queries.RenamePayeeParams{Name: in.Name, UpdatedAt: nullTime(s.Now()), ID: row.ID}); err != nil {
-			return err
-		}
-		row.Name = in.Name
 		p = payeeFromRow(row)
 		return nil
 	})

@@ -388,11 +388,12 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-func parseNullTime(s sql.NullString) *time.Time {
-	if !s.Valid {
+// parseNullTime reads a timestamp of a column that may be NULL.
+func parseNullTime(s *string) *time.Time {
+	if s == nil {
 		return nil
 	}
-	t := parseTime(s.String)
+	t := parseTime(*s)
 	return &t
 }
 
@@ -464,24 +465,6 @@ func (s *Service) platformUser(ctx context.Context, q *queries.Queries, platform
 }
 
 func jsonUnmarshal(s string, dst any) error { return json.Unmarshal([]byte(s), dst) }
-
-func nullTime(t time.Time) sql.NullString {
-	return sql.NullString{String: formatTime(t), Valid: true}
-}
-
-func nullString(p *string) sql.NullString {
-	if p == nil {
-		return sql.NullString{}
-	}
-	return sql.NullString{String: *p, Valid: true}
-}
-
-func stringPtr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	return &s.String
-}
 
 // newV7 returns a time-ordered (version 7) UUID: consecutive rows land next to each other
 // in the id indexes instead of on random pages. The time it carries is the created_at

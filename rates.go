@@ -31,6 +31,19 @@ type NewExchangeRate struct {
 	Fixed          bool   `json:"fixed,omitempty"`
 }
 
+// rateFromRow is the API's view of a stored rate: the rate as a Decimal, without the
+// time it was recorded.
+func rateFromRow(r queries.ExchangeRate) ExchangeRate {
+	return ExchangeRate{
+		ID:             r.ID,
+		PayoutCurrency: r.PayoutCurrency,
+		BaseCurrency:   r.BaseCurrency,
+		ExchangeRate:   Decimal(r.ExchangeRate),
+		ApplyTime:      r.ApplyTime,
+		Fixed:          int(r.Fixed),
+	}
+}
+
 // SetExchangeRate adds a rate to the history; earlier entries are kept. It is an
 // administrative operation: rates are reference data of the whole deployment.
 //
@@ -40,33 +53,28 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 		return ExchangeRate{}, err
 	}
 	now := s.Now()
-	r := ExchangeRate{
+	params := queries.AddExchangeRateParams{
 		PayoutCurrency: in.PayoutCurrency,
 		BaseCurrency:   in.BaseCurrency,
-		ExchangeRate:   Decimal(in.ExchangeRate),
+		ExchangeRate:   in.ExchangeRate,
 		ApplyTime:      in.ApplyTime,
+		CreatedAt:      formatTime(now),
 	}
-	if r.ApplyTime == "" {
-		r.ApplyTime = now.Format(localTimeLayout)
+	if params.ApplyTime == "" {
+		params.ApplyTime = now.Format(localTimeLayout)
 	}
 	if in.Fixed {
-		r.Fixed = 1
+		params.Fixed = 1
 	}
+	var row queries.ExchangeRate
 	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
-		r.ID, err = q.AddExchangeRate(ctx, queries.AddExchangeRateParams{
-			PayoutCurrency: r.PayoutCurrency,
-			BaseCurrency:   r.BaseCurrency,
-			ExchangeRate:   string(r.ExchangeRate),
-			ApplyTime:      r.ApplyTime,
-			Fixed:          int64(r.Fixed),
-			CreatedAt:      formatTime(now),
-		})
+		row, err = q.AddExchangeRate(ctx, params)
 		return err
 	})
 	if err != nil {
 		return ExchangeRate{}, err
 	}
-	return r, nil
+	return rateFromRow(row), nil
 }
 
 // ExchangeRates returns the rates in force for a payout currency: for each base currency
@@ -85,14 +93,7 @@ func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]E
 			AsOf:           s.Now().Format(localTimeLayout),
 		})
 		for _, r := range rows {
-			out = append(out, ExchangeRate{
-				ID:             r.ID,
-				PayoutCurrency: r.PayoutCurrency,
-				BaseCurrency:   r.BaseCurrency,
-				ExchangeRate:   Decimal(r.ExchangeRate),
-				ApplyTime:      r.ApplyTime,
-				Fixed:          int(r.Fixed),
-			})
+			out = append(out, rateFromRow(r))
 		}
 		return err
 	})

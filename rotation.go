@@ -122,10 +122,10 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, reseale
 			return err
 		}
 		for _, k := range known {
-			if k.KeyID == write || k.RetiredAt.Valid {
+			if k.KeyID == write || k.RetiredAt != nil {
 				continue
 			}
-			if err := q.RetireDataKey(ctx, queries.RetireDataKeyParams{RetiredAt: nullTime(s.Now()), KeyID: k.KeyID}); err != nil {
+			if err := q.RetireDataKey(ctx, queries.RetireDataKeyParams{RetiredAt: new(formatTime(s.Now())), KeyID: k.KeyID}); err != nil {
 				return err
 			}
 			retired = append(retired, k.KeyID)

@@ -2,7 +2,6 @@ package payments
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 	"time"
 
@@ -60,14 +59,16 @@ type UserPage struct {
 	TotalRecords int64
 }
 
+// userFromRow is the API's view of a stored user: the id and the time as Go values, and
+// none of the columns the API never shows (row_id, platform_id, email_key, verified_at).
 func userFromRow(r queries.User) User {
 	return User{
 		PwID:             r.PwID,
 		UserID:           uuid.MustParse(r.ID),
 		Name:             r.Name,
-		Email:            stringPtr(r.Email),
-		PhoneCountryCode: stringPtr(r.PhoneCountryCode),
-		Phone:            stringPtr(r.Phone),
+		Email:            r.Email,
+		PhoneCountryCode: r.PhoneCountryCode,
+		Phone:            r.Phone,
 		CreatedAt:        parseTime(r.CreatedAt),
 	}
 }
@@ -90,52 +91,49 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 	if err != nil {
 		return User{}, err
 	}
-	u := User{
-		UserID:           s.newID(),
-		Name:             in.Name,
-		Email:            in.Email,
-		PhoneCountryCode: in.PhoneCountryCode,
-		Phone:            in.Phone,
-	}
-	var emailKey sql.NullString
+	id := s.newID().String()
+	var emailKey *string
 	if in.Email != nil {
-		emailKey = sql.NullString{String: strings.ToLower(*in.Email), Valid: true}
+		emailKey = new(strings.ToLower(*in.Email))
 	}
+	var u User
 	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q *queries.Queries) error {
 		// The clock is read holding the write lock, so that creation times follow the
 		// creation order List Users pages by.
-		u.CreatedAt = s.Now()
-		created := formatTime(u.CreatedAt)
-		// pw_id is the user's number within the platform: 1, 2, 3...
-		pwID, err := q.NextPwID(ctx, platformID.String())
-		if err != nil {
-			return notFound(err, "Platform not found.")
+		created := formatTime(s.Now())
+		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
+		// user count, raised here and taken by the insert.
+		n, err := q.CountNewUser(ctx, platformID.String())
+		if err == nil && n == 0 {
+			return Errorf(CodeNotFound, "Platform not found.")
 		}
-		u.PwID = pwID
-		err = q.CreateUser(ctx, queries.CreateUserParams{
-			ID:               u.UserID.String(),
+		if err != nil {
+			return err
+		}
+		row, err := q.CreateUser(ctx, queries.CreateUserParams{
+			ID:               id,
 			PlatformID:       platformID.String(),
-			PwID:             pwID,
-			Name:             u.Name,
-			Email:            nullString(u.Email),
+			Name:             in.Name,
+			Email:            in.Email,
 			EmailKey:         emailKey,
-			PhoneCountryCode: nullString(u.PhoneCountryCode),
-			Phone:            nullString(u.Phone),
+			PhoneCountryCode: in.PhoneCountryCode,
+			Phone:            in.Phone,
 			CreatedAt:        created,
 		})
 		if err != nil {
 			return storeError(err)
 		}
+		u = userFromRow(row)
 		if err := q.CreateWallet(ctx, queries.CreateWalletParams{
 			ID:        s.newID().String(),
-			UserID:    u.UserID.String(),
+			UserID:    id,
 			Currency:  defaultCurrency,
 			CreatedAt: created,
 		}); err != nil {
 			return err
 		}
 		return q.CreateUserSettings(ctx, queries.CreateUserSettingsParams{
-			UserID:               u.UserID.String(),
+			UserID:               id,
 			Currency:             defaultCurrency,
 			Timezone:             defaultTimezone,
 			Language:             defaultLanguage,
@@ -248,7 +246,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
-		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: nullTime(s.Now())})
+		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")
 		}

@@ -20,25 +20,25 @@ type none struct{}
 
 // body adapts op to a route with a JSON body: it validates the request against the schema
 // of op's request value, decodes the body into it and runs op.
-func body[In any](s *server, op func(ctx context.Context, c *call, in In) (any, error)) handlerFunc {
-	return func(ctx context.Context, c *call) (any, error) {
+func body[In any](op func(s *server, ctx context.Context, c *call, in In) (any, error)) handlerFunc {
+	return func(s *server, ctx context.Context, c *call) (any, error) {
 		var in In
 		if err := s.svc.DecodeRequest(c.req, &in); err != nil {
 			return nil, err
 		}
-		return op(ctx, c, in)
+		return op(s, ctx, c, in)
 	}
 }
 
 // params adapts op to a route whose only input is its path: the operation validates it.
-func params(op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
-	return func(ctx context.Context, c *call) (any, error) { return op(ctx, c, none{}) }
+func params(op func(s *server, ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+	return func(s *server, ctx context.Context, c *call) (any, error) { return op(s, ctx, c, none{}) }
 }
 
 // query adapts op to a route with query parameters: op validates the request as sent.
-func query(op func(ctx context.Context, c *call, in none) (any, error)) handlerFunc {
-	return func(ctx context.Context, c *call) (any, error) {
-		return op(payments.WithRequest(ctx, c.req), c, none{})
+func query(op func(s *server, ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+	return func(s *server, ctx context.Context, c *call) (any, error) {
+		return op(s, payments.WithRequest(ctx, c.req), c, none{})
 	}
 }
 

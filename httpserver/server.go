@@ -45,6 +45,11 @@ func New(svc *payments.Service, logger *slog.Logger) http.Handler {
 // NewWithOptions returns the API's handler over svc, logging each request to logger
 // (nil: discard), with the limits of opts.
 func NewWithOptions(svc *payments.Service, logger *slog.Logger, opts Options) http.Handler {
+	return newServer(svc, logger, opts).handler(routes)
+}
+
+// newServer returns the server behind NewWithOptions, before its routes are mounted.
+func newServer(svc *payments.Service, logger *slog.Logger, opts Options) *server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -60,9 +65,17 @@ func NewWithOptions(svc *payments.Service, logger *slog.Logger, opts Options) ht
 	if opts.RateLimit > 0 {
 		s.rates = newTable(quota{rate: rate.Limit(opts.RateLimit), burst: opts.RateBurst}, opts.TrackedKeys)
 	}
+	return s
+}
+
+// handler mounts routes on a mux of their own and returns it behind the access log (request
+// ids, panic recovery) and the mux's answers in JSON.
+func (s *server) handler(routes []route) http.Handler {
 	mux := http.NewServeMux()
-	addRoutes(mux, s)
-	return s.accessLog(jsonMux{mux: mux, now: svc.Now})
+	for _, rt := range routes {
+		s.route(mux, rt)
+	}
+	return s.accessLog(jsonMux{mux: mux, now: s.svc.Now})
 }
 
 type server struct {
@@ -99,15 +112,16 @@ type call struct {
 	req      payments.Request
 }
 
-// handlerFunc runs an operation and returns the whole response body.
-type handlerFunc func(ctx context.Context, c *call) (any, error)
+// handlerFunc runs an operation of s and returns the whole response body.
+type handlerFunc func(s *server, ctx context.Context, c *call) (any, error)
 
 var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 
 // route mounts one endpoint. Every request passes the contract's checks in order: body
 // size (413), authentication and the limits (401 or 429), media type (415), then the
 // handler, which validates (422) and runs the operation.
-func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body bodyKind, h handlerFunc) {
+func (s *server) route(mux *http.ServeMux, rt route) {
+	pattern, auth, body, h := rt.pattern, rt.auth, rt.body, rt.handler
 	// Routes that change something take an Idempotency-Key.
 	changes := !strings.HasPrefix(pattern, http.MethodGet+" ") && !readOnly[pattern]
 	var params []string
@@ -169,7 +183,7 @@ func (s *server) route(mux *http.ServeMux, pattern string, auth authKind, body b
 				return // the client has gone while waiting: nothing ran, nobody to answer
 			}
 		}
-		resp, err := h(ctx, c)
+		resp, err := h(s, ctx, c)
 		if idem != nil && idem.Body != nil { // the outcome stored under the key
 			if idem.Replayed {
 				w.Header().Set(headerIdempotentReplayed, "true")

@@ -1,10 +1,13 @@
--- name: CreateBankAccount :exec
+-- name: CreateBankAccount :one
+-- The row comes back as stored: balance and verification state are the table's defaults,
+-- the account number sealed.
 INSERT INTO bank_accounts (
     id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed,
     account_number_index, routing_number, bank_address, city, state, zip, country, account_type,
     account_holder_address, account_holder_city, account_holder_state, account_holder_zip,
     account_holder_country, is_default, created_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING *;
 
 -- name: UserHasDefaultAccount :one
 SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = ? AND is_default = 1);

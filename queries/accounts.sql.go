@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const clearDefaultAccount = `-- name: ClearDefaultAccount :exec
@@ -19,41 +18,44 @@ func (q *Queries) ClearDefaultAccount(ctx context.Context, userID string) error 
 	return err
 }
 
-const createBankAccount = `-- name: CreateBankAccount :exec
+const createBankAccount = `-- name: CreateBankAccount :one
 INSERT INTO bank_accounts (
     id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed,
     account_number_index, routing_number, bank_address, city, state, zip, country, account_type,
     account_holder_address, account_holder_city, account_holder_state, account_holder_zip,
     account_holder_country, is_default, created_at
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed, account_number_index, routing_number, bank_address, city, state, zip, country, account_type, account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country, balance, verification_status, verification_type, is_verified, is_default, created_at
 `
 
 type CreateBankAccountParams struct {
 	ID                   string
 	UserID               string
-	NickName             sql.NullString
+	NickName             *string
 	AccountHolderName    string
 	BankName             string
 	AccountNumberSealed  string
 	AccountNumberIndex   []byte
 	RoutingNumber        string
-	BankAddress          sql.NullString
-	City                 sql.NullString
-	State                sql.NullString
-	Zip                  sql.NullString
-	Country              sql.NullString
+	BankAddress          *string
+	City                 *string
+	State                *string
+	Zip                  *string
+	Country              *string
 	AccountType          string
-	AccountHolderAddress sql.NullString
-	AccountHolderCity    sql.NullString
-	AccountHolderState   sql.NullString
-	AccountHolderZip     sql.NullString
-	AccountHolderCountry sql.NullString
+	AccountHolderAddress *string
+	AccountHolderCity    *string
+	AccountHolderState   *string
+	AccountHolderZip     *string
+	AccountHolderCountry *string
 	IsDefault            int64
 	CreatedAt            string
 }
 
-func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountParams) error {
-	_, err := q.exec(ctx, q.createBankAccountStmt, createBankAccount,
+// The row comes back as stored: balance and verification state are the table's defaults,
+// the account number sealed.
+func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountParams) (BankAccount, error) {
+	row := q.queryRow(ctx, q.createBankAccountStmt, createBankAccount,
 		arg.ID,
 		arg.UserID,
 		arg.NickName,
@@ -76,7 +78,35 @@ func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountPa
 		arg.IsDefault,
 		arg.CreatedAt,
 	)
-	return err
+	var i BankAccount
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.NickName,
+		&i.AccountHolderName,
+		&i.BankName,
+		&i.AccountNumberSealed,
+		&i.AccountNumberIndex,
+		&i.RoutingNumber,
+		&i.BankAddress,
+		&i.City,
+		&i.State,
+		&i.Zip,
+		&i.Country,
+		&i.AccountType,
+		&i.AccountHolderAddress,
+		&i.AccountHolderCity,
+		&i.AccountHolderState,
+		&i.AccountHolderZip,
+		&i.AccountHolderCountry,
+		&i.Balance,
+		&i.VerificationStatus,
+		&i.VerificationType,
+		&i.IsVerified,
+		&i.IsDefault,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const getPlatformBankAccount = `-- name: GetPlatformBankAccount :one
@@ -93,7 +123,7 @@ type GetPlatformBankAccountParams struct {
 
 type GetPlatformBankAccountRow struct {
 	BankAccount BankAccount
-	VerifiedAt  sql.NullString
+	VerifiedAt  *string
 }
 
 func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error) {

@@ -1,8 +1,9 @@
--- name: CreatePayeeAddress :exec
+-- name: CreatePayeeAddress :one
 INSERT INTO payee_addresses (
     id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2,
     company_name, city, state, zipcode, country, address_type, is_default, created_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING *;
 
 -- name: ListPayeeAddresses :many
 SELECT * FROM payee_addresses

@@ -7,14 +7,14 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
-const createPayeeAddress = `-- name: CreatePayeeAddress :exec
+const createPayeeAddress = `-- name: CreatePayeeAddress :one
 INSERT INTO payee_addresses (
     id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2,
     company_name, city, state, zipcode, country, address_type, is_default, created_at
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2, company_name, city, state, zipcode, country, address_type, is_default, created_at, updated_at, deleted_at
 `
 
 type CreatePayeeAddressParams struct {
@@ -23,21 +23,21 @@ type CreatePayeeAddressParams struct {
 	PayeeID      string
 	ContactID    string
 	Name         string
-	LastName     sql.NullString
+	LastName     *string
 	AddressLine1 string
-	AddressLine2 sql.NullString
-	CompanyName  sql.NullString
+	AddressLine2 *string
+	CompanyName  *string
 	City         string
 	State        string
 	Zipcode      string
 	Country      string
-	AddressType  sql.NullString
+	AddressType  *string
 	IsDefault    int64
 	CreatedAt    string
 }
 
-func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) error {
-	_, err := q.exec(ctx, q.createPayeeAddressStmt, createPayeeAddress,
+func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error) {
+	row := q.queryRow(ctx, q.createPayeeAddressStmt, createPayeeAddress,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -55,7 +55,28 @@ func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddress
 		arg.IsDefault,
 		arg.CreatedAt,
 	)
-	return err
+	var i PayeeAddress
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.PayeeID,
+		&i.ContactID,
+		&i.Name,
+		&i.LastName,
+		&i.AddressLine1,
+		&i.AddressLine2,
+		&i.CompanyName,
+		&i.City,
+		&i.State,
+		&i.Zipcode,
+		&i.Country,
+		&i.AddressType,
+		&i.IsDefault,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.DeletedAt,
+	)
+	return i, err
 }
 
 const getPayeeAddress = `-- name: GetPayeeAddress :one
@@ -104,7 +125,7 @@ ORDER BY created_at, rowid
 
 type ListPayeeAddressesParams struct {
 	UserID  string
-	PayeeID sql.NullString
+	PayeeID *string
 }
 
 func (q *Queries) ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error) {

@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createCard = `-- name: CreateCard :exec
@@ -45,7 +44,7 @@ WHERE id = ?2 AND user_id = ?3 AND deleted_at IS NULL
 `
 
 type SoftDeleteCardParams struct {
-	DeletedAt sql.NullString
+	DeletedAt *string
 	ID        string
 	UserID    string
 }

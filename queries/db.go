@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
 	}
+	if q.countNewUserStmt, err = db.PrepareContext(ctx, countNewUser); err != nil {
+		return nil, fmt.Errorf("error preparing query CountNewUser: %w", err)
+	}
 	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
 	}
@@ -132,12 +135,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
 	}
-	if q.getUserSettingsStmt, err = db.PrepareContext(ctx, getUserSettings); err != nil {
-		return nil, fmt.Errorf("error preparing query GetUserSettings: %w", err)
-	}
-	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
-		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
-	}
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
 	}
@@ -161,9 +158,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
-	}
-	if q.nextPwIDStmt, err = db.PrepareContext(ctx, nextPwID); err != nil {
-		return nil, fmt.Errorf("error preparing query NextPwID: %w", err)
 	}
 	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
@@ -237,6 +231,11 @@ func (q *Queries) Close() error {
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.countNewUserStmt != nil {
+		if cerr := q.countNewUserStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countNewUserStmt: %w", cerr)
 		}
 	}
 	if q.countPlatformsStmt != nil {
@@ -389,16 +388,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
 		}
 	}
-	if q.getUserSettingsStmt != nil {
-		if cerr := q.getUserSettingsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getUserSettingsStmt: %w", cerr)
-		}
-	}
-	if q.getUserWalletStmt != nil {
-		if cerr := q.getUserWalletStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
-		}
-	}
 	if q.idempotencyOutcomesAfterStmt != nil {
 		if cerr := q.idempotencyOutcomesAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
@@ -437,11 +426,6 @@ func (q *Queries) Close() error {
 	if q.listUsersPageStmt != nil {
 		if cerr := q.listUsersPageStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUsersPageStmt: %w", cerr)
-		}
-	}
-	if q.nextPwIDStmt != nil {
-		if cerr := q.nextPwIDStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing nextPwIDStmt: %w", cerr)
 		}
 	}
 	if q.payeeBankNumbersAfterStmt != nil {
@@ -554,6 +538,7 @@ type Queries struct {
 	addRuleCurrencyStmt                 *sql.Stmt
 	bankAccountNumbersAfterStmt         *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
+	countNewUserStmt                    *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
 	countSealedByKeyStmt                *sql.Stmt
 	createAPICredentialStmt             *sql.Stmt
@@ -584,8 +569,6 @@ type Queries struct {
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
-	getUserSettingsStmt                 *sql.Stmt
-	getUserWalletStmt                   *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
 	lastIdempotencyRecordIDStmt         *sql.Stmt
@@ -594,7 +577,6 @@ type Queries struct {
 	listDataKeysStmt                    *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listUsersPageStmt                   *sql.Stmt
-	nextPwIDStmt                        *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
@@ -620,6 +602,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
 		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
+		countNewUserStmt:                    q.countNewUserStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
 		countSealedByKeyStmt:                q.countSealedByKeyStmt,
 		createAPICredentialStmt:             q.createAPICredentialStmt,
@@ -650,8 +633,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
-		getUserSettingsStmt:                 q.getUserSettingsStmt,
-		getUserWalletStmt:                   q.getUserWalletStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
 		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,
@@ -660,7 +641,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listDataKeysStmt:                    q.listDataKeysStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listUsersPageStmt:                   q.listUsersPageStmt,
-		nextPwIDStmt:                        q.nextPwIDStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,

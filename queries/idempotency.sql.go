@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createIdempotencyRecord = `-- name: CreateIdempotencyRecord :exec
@@ -20,9 +19,9 @@ type CreateIdempotencyRecordParams struct {
 	Scope         string
 	Key           string
 	Fingerprint   []byte
-	ErrorCode     sql.NullString
-	ErrorMessage  sql.NullString
-	Status        sql.NullInt64
+	ErrorCode     *string
+	ErrorMessage  *string
+	Status        *int64
 	OutcomeSealed string
 	CreatedAt     string
 }

@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const addDataKey = `-- name: AddDataKey :exec
@@ -337,7 +336,7 @@ WHERE key_id = ?2 AND retired_at IS NULL
 `
 
 type RetireDataKeyParams struct {
-	RetiredAt sql.NullString
+	RetiredAt *string
 	KeyID     string
 }
 

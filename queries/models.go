@@ -4,10 +4,6 @@
 
 package queries
 
-import (
-	"database/sql"
-)
-
 type ApiCredential struct {
 	ApiKey     string
 	UserID     string
@@ -18,23 +14,23 @@ type ApiCredential struct {
 type BankAccount struct {
 	ID                   string
 	UserID               string
-	NickName             sql.NullString
+	NickName             *string
 	AccountHolderName    string
 	BankName             string
 	AccountNumberSealed  string
 	AccountNumberIndex   []byte
 	RoutingNumber        string
-	BankAddress          sql.NullString
-	City                 sql.NullString
-	State                sql.NullString
-	Zip                  sql.NullString
-	Country              sql.NullString
+	BankAddress          *string
+	City                 *string
+	State                *string
+	Zip                  *string
+	Country              *string
 	AccountType          string
-	AccountHolderAddress sql.NullString
-	AccountHolderCity    sql.NullString
-	AccountHolderState   sql.NullString
-	AccountHolderZip     sql.NullString
-	AccountHolderCountry sql.NullString
+	AccountHolderAddress *string
+	AccountHolderCity    *string
+	AccountHolderState   *string
+	AccountHolderZip     *string
+	AccountHolderCountry *string
 	Balance              string
 	VerificationStatus   string
 	VerificationType     string
@@ -57,14 +53,14 @@ type Card struct {
 	ExpMonth  int64
 	ExpYear   int64
 	CreatedAt string
-	DeletedAt sql.NullString
+	DeletedAt *string
 }
 
 type DataKey struct {
 	KeyID     string
 	KeyCheck  string
 	AddedAt   string
-	RetiredAt sql.NullString
+	RetiredAt *string
 }
 
 type ExchangeRate struct {
@@ -82,9 +78,9 @@ type IdempotencyKey struct {
 	Scope         string
 	Key           string
 	Fingerprint   []byte
-	ErrorCode     sql.NullString
-	ErrorMessage  sql.NullString
-	Status        sql.NullInt64
+	ErrorCode     *string
+	ErrorMessage  *string
+	Status        *int64
 	OutcomeSealed string
 	CreatedAt     string
 }
@@ -93,11 +89,11 @@ type Payee struct {
 	ID               string
 	UserID           string
 	Name             string
-	Email            sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
+	Email            *string
+	PhoneCountryCode *string
+	Phone            *string
 	CreatedAt        string
-	UpdatedAt        sql.NullString
+	UpdatedAt        *string
 }
 
 type PayeeAddress struct {
@@ -106,19 +102,19 @@ type PayeeAddress struct {
 	PayeeID      string
 	ContactID    string
 	Name         string
-	LastName     sql.NullString
+	LastName     *string
 	AddressLine1 string
-	AddressLine2 sql.NullString
-	CompanyName  sql.NullString
+	AddressLine2 *string
+	CompanyName  *string
 	City         string
 	State        string
 	Zipcode      string
 	Country      string
-	AddressType  sql.NullString
+	AddressType  *string
 	IsDefault    int64
 	CreatedAt    string
-	UpdatedAt    sql.NullString
-	DeletedAt    sql.NullString
+	UpdatedAt    *string
+	DeletedAt    *string
 }
 
 type PayeeBank struct {
@@ -128,13 +124,13 @@ type PayeeBank struct {
 	AccountNumberSealed string
 	Country             string
 	BankAccType         string
-	BankNickName        sql.NullString
-	IdentifierType      sql.NullString
-	IdentifierValue     sql.NullString
-	PayoutBankID        sql.NullString
+	BankNickName        *string
+	IdentifierType      *string
+	IdentifierValue     *string
+	PayoutBankID        *string
 	CreatedAt           string
 	UpdatedAt           string
-	DeletedAt           sql.NullString
+	DeletedAt           *string
 }
 
 type PayeeRuleCountry struct {
@@ -176,11 +172,11 @@ type User struct {
 	PlatformID       string
 	PwID             int64
 	Name             string
-	Email            sql.NullString
-	EmailKey         sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
-	VerifiedAt       sql.NullString
+	Email            *string
+	EmailKey         *string
+	PhoneCountryCode *string
+	Phone            *string
+	VerifiedAt       *string
 	CreatedAt        string
 }
 

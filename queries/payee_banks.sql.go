@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
 const createPayeeBank = `-- name: CreatePayeeBank :exec
@@ -24,10 +23,10 @@ type CreatePayeeBankParams struct {
 	AccountNumberSealed string
 	Country             string
 	BankAccType         string
-	BankNickName        sql.NullString
-	IdentifierType      sql.NullString
-	IdentifierValue     sql.NullString
-	PayoutBankID        sql.NullString
+	BankNickName        *string
+	IdentifierType      *string
+	IdentifierValue     *string
+	PayoutBankID        *string
 	CreatedAt           string
 	UpdatedAt           string
 }
@@ -57,7 +56,7 @@ WHERE id = ?2 AND user_id = ?3 AND deleted_at IS NULL
 `
 
 type SoftDeletePayeeBankParams struct {
-	DeletedAt sql.NullString
+	DeletedAt *string
 	ID        string
 	UserID    string
 }

@@ -7,26 +7,26 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
-const createPayee = `-- name: CreatePayee :exec
+const createPayee = `-- name: CreatePayee :one
 INSERT INTO payees (id, user_id, name, email, phone_country_code, phone, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)
+RETURNING id, user_id, name, email, phone_country_code, phone, created_at, updated_at
 `
 
 type CreatePayeeParams struct {
 	ID               string
 	UserID           string
 	Name             string
-	Email            sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
+	Email            *string
+	PhoneCountryCode *string
+	Phone            *string
 	CreatedAt        string
 }
 
-func (q *Queries) CreatePayee(ctx context.Context, arg CreatePayeeParams) error {
-	_, err := q.exec(ctx, q.createPayeeStmt, createPayee,
+func (q *Queries) CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error) {
+	row := q.queryRow(ctx, q.createPayeeStmt, createPayee,
 		arg.ID,
 		arg.UserID,
 		arg.Name,
@@ -35,7 +35,18 @@ func (q *Queries) CreatePayee(ctx context.Context, arg CreatePayeeParams) error 
 		arg.Phone,
 		arg.CreatedAt,
 	)
-	return err
+	var i Payee
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Email,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const getUserPayee = `-- name: GetUserPayee :one
@@ -64,19 +75,37 @@ func (q *Queries) GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Pay
 	return i, err
 }
 
-const renamePayee = `-- name: RenamePayee :exec
+const renamePayee = `-- name: RenamePayee :one
 UPDATE payees
 SET name = ?1, updated_at = ?2
-WHERE id = ?3
+WHERE id = ?3 AND user_id = ?4
+RETURNING id, user_id, name, email, phone_country_code, phone, created_at, updated_at
 `
 
 type RenamePayeeParams struct {
 	Name      string
-	UpdatedAt sql.NullString
+	UpdatedAt *string
 	ID        string
+	UserID    string
 }
 
-func (q *Queries) RenamePayee(ctx context.Context, arg RenamePayeeParams) error {
-	_, err := q.exec(ctx, q.renamePayeeStmt, renamePayee, arg.Name, arg.UpdatedAt, arg.ID)
-	return err
+func (q *Queries) RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee, error) {
+	row := q.queryRow(ctx, q.renamePayeeStmt, renamePayee,
+		arg.Name,
+		arg.UpdatedAt,
+		arg.ID,
+		arg.UserID,
+	)
+	var i Payee
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Email,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
 }

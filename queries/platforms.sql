@@ -10,8 +10,7 @@ WHERE id = ?;
 -- name: CountPlatforms :one
 SELECT count(*) FROM platforms WHERE environment = ?;
 
--- name: NextPwID :one
+-- name: CountNewUser :execrows
 UPDATE platforms
 SET user_count = user_count + 1
-WHERE id = ?
-RETURNING user_count;
+WHERE id = ?;

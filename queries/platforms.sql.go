@@ -9,6 +9,20 @@ import (
 	"context"
 )
 
+const countNewUser = `-- name: CountNewUser :execrows
+UPDATE platforms
+SET user_count = user_count + 1
+WHERE id = ?
+`
+
+func (q *Queries) CountNewUser(ctx context.Context, id string) (int64, error) {
+	result, err := q.exec(ctx, q.countNewUserStmt, countNewUser, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const countPlatforms = `-- name: CountPlatforms :one
 SELECT count(*) FROM platforms WHERE environment = ?
 `
@@ -65,18 +79,4 @@ func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) 
 		&i.RequireTimestamp,
 	)
 	return i, err
-}
-
-const nextPwID = `-- name: NextPwID :one
-UPDATE platforms
-SET user_count = user_count + 1
-WHERE id = ?
-RETURNING user_count
-`
-
-func (q *Queries) NextPwID(ctx context.Context, id string) (int64, error) {
-	row := q.queryRow(ctx, q.nextPwIDStmt, nextPwID, id)
-	var user_count int64
-	err := row.Scan(&user_count)
-	return user_count, err
 }

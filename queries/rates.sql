@@ -1,7 +1,7 @@
 -- name: AddExchangeRate :one
 INSERT INTO exchange_rates (payout_currency, base_currency, exchange_rate, apply_time, fixed, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
-RETURNING id;
+RETURNING *;
 
 -- name: CurrentExchangeRates :many
 -- For each base currency of the payout currency, the latest rate in force at as_of (of
@@ -9,7 +9,7 @@ RETURNING id;
 WITH bases AS (
     SELECT DISTINCT base_currency FROM exchange_rates WHERE payout_currency = sqlc.arg(payout_currency)
 )
-SELECT r.id, r.payout_currency, r.base_currency, r.exchange_rate, r.apply_time, r.fixed
+SELECT r.*
 FROM bases
 JOIN exchange_rates r ON r.id = (
     SELECT x.id FROM exchange_rates x

@@ -12,7 +12,7 @@ import (
 const addExchangeRate = `-- name: AddExchangeRate :one
 INSERT INTO exchange_rates (payout_currency, base_currency, exchange_rate, apply_time, fixed, created_at)
 VALUES (?, ?, ?, ?, ?, ?)
-RETURNING id
+RETURNING id, payout_currency, base_currency, exchange_rate, apply_time, fixed, created_at
 `
 
 type AddExchangeRateParams struct {
@@ -24,7 +24,7 @@ type AddExchangeRateParams struct {
 	CreatedAt      string
 }
 
-func (q *Queries) AddExchangeRate(ctx context.Context, arg AddExchangeRateParams) (int64, error) {
+func (q *Queries) AddExchangeRate(ctx context.Context, arg AddExchangeRateParams) (ExchangeRate, error) {
 	row := q.queryRow(ctx, q.addExchangeRateStmt, addExchangeRate,
 		arg.PayoutCurrency,
 		arg.BaseCurrency,
@@ -33,16 +33,24 @@ func (q *Queries) AddExchangeRate(ctx context.Context, arg AddExchangeRateParams
 		arg.Fixed,
 		arg.CreatedAt,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i ExchangeRate
+	err := row.Scan(
+		&i.ID,
+		&i.PayoutCurrency,
+		&i.BaseCurrency,
+		&i.ExchangeRate,
+		&i.ApplyTime,
+		&i.Fixed,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const currentExchangeRates = `-- name: CurrentExchangeRates :many
 WITH bases AS (
     SELECT DISTINCT base_currency FROM exchange_rates WHERE payout_currency = ?1
 )
-SELECT r.id, r.payout_currency, r.base_currency, r.exchange_rate, r.apply_time, r.fixed
+SELECT r.id, r.payout_currency, r.base_currency, r.exchange_rate, r.apply_time, r.fixed, r.created_at
 FROM bases
 JOIN exchange_rates r ON r.id = (
     SELECT x.id FROM exchange_rates x
@@ -60,26 +68,17 @@ type CurrentExchangeRatesParams struct {
 	AsOf           string
 }
 
-type CurrentExchangeRatesRow struct {
-	ID             int64
-	PayoutCurrency string
-	BaseCurrency   string
-	ExchangeRate   string
-	ApplyTime      string
-	Fixed          int64
-}
-
 // For each base currency of the payout currency, the latest rate in force at as_of (of
 // two with the same apply_time, the later recorded).
-func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]CurrentExchangeRatesRow, error) {
+func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]ExchangeRate, error) {
 	rows, err := q.query(ctx, q.currentExchangeRatesStmt, currentExchangeRates, arg.PayoutCurrency, arg.AsOf)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []CurrentExchangeRatesRow{}
+	items := []ExchangeRate{}
 	for rows.Next() {
-		var i CurrentExchangeRatesRow
+		var i ExchangeRate
 		if err := rows.Scan(
 			&i.ID,
 			&i.PayoutCurrency,
@@ -87,6 +86,7 @@ func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeR
 			&i.ExchangeRate,
 			&i.ApplyTime,
 			&i.Fixed,
+			&i.CreatedAt,
 		); err != nil {
 			return nil, err
 		}

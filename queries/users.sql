@@ -1,6 +1,13 @@
--- name: CreateUser :exec
+-- name: CreateUser :one
+-- pw_id is the platform's user count, which CountNewUser has just raised.
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?);
+VALUES (
+    sqlc.arg(id), sqlc.arg(platform_id),
+    (SELECT user_count FROM platforms WHERE platforms.id = sqlc.arg(platform_id)),
+    sqlc.arg(name), sqlc.arg(email), sqlc.arg(email_key), sqlc.arg(phone_country_code), sqlc.arg(phone),
+    sqlc.arg(created_at)
+)
+RETURNING *;
 
 -- name: CreateWallet :exec
 INSERT INTO wallets (id, user_id, currency, balance, created_at)
@@ -28,11 +35,3 @@ LIMIT sqlc.arg(page_size);
 UPDATE users
 SET verified_at = coalesce(verified_at, sqlc.arg(verified_at))
 WHERE id = sqlc.arg(id);
-
--- name: GetUserWallet :one
-SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?;
-
--- name: GetUserSettings :one
-SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at
-FROM user_settings
-WHERE user_id = ?;

@@ -7,31 +7,35 @@ package queries
 
 import (
 	"context"
-	"database/sql"
 )
 
-const createUser = `-- name: CreateUser :exec
+const createUser = `-- name: CreateUser :one
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (
+    ?1, ?2,
+    (SELECT user_count FROM platforms WHERE platforms.id = ?2),
+    ?3, ?4, ?5, ?6, ?7,
+    ?8
+)
+RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
 `
 
 type CreateUserParams struct {
 	ID               string
 	PlatformID       string
-	PwID             int64
 	Name             string
-	Email            sql.NullString
-	EmailKey         sql.NullString
-	PhoneCountryCode sql.NullString
-	Phone            sql.NullString
+	Email            *string
+	EmailKey         *string
+	PhoneCountryCode *string
+	Phone            *string
 	CreatedAt        string
 }
 
-func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) error {
-	_, err := q.exec(ctx, q.createUserStmt, createUser,
+// pw_id is the platform's user count, which CountNewUser has just raised.
+func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
+	row := q.queryRow(ctx, q.createUserStmt, createUser,
 		arg.ID,
 		arg.PlatformID,
-		arg.PwID,
 		arg.Name,
 		arg.Email,
 		arg.EmailKey,
@@ -39,7 +43,21 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) error {
 		arg.Phone,
 		arg.CreatedAt,
 	)
-	return err
+	var i User
+	err := row.Scan(
+		&i.RowID,
+		&i.ID,
+		&i.PlatformID,
+		&i.PwID,
+		&i.Name,
+		&i.Email,
+		&i.EmailKey,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.VerifiedAt,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const createUserSettings = `-- name: CreateUserSettings :exec
@@ -145,44 +163,6 @@ func (q *Queries) GetUser(ctx context.Context, id string) (User, error) {
 	return i, err
 }
 
-const getUserSettings = `-- name: GetUserSettings :one
-SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at
-FROM user_settings
-WHERE user_id = ?
-`
-
-func (q *Queries) GetUserSettings(ctx context.Context, userID string) (UserSetting, error) {
-	row := q.queryRow(ctx, q.getUserSettingsStmt, getUserSettings, userID)
-	var i UserSetting
-	err := row.Scan(
-		&i.UserID,
-		&i.Currency,
-		&i.Timezone,
-		&i.Language,
-		&i.NotificationsEnabled,
-		&i.TwoFactorEnabled,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
-const getUserWallet = `-- name: GetUserWallet :one
-SELECT id, user_id, currency, balance, created_at FROM wallets WHERE user_id = ?
-`
-
-func (q *Queries) GetUserWallet(ctx context.Context, userID string) (Wallet, error) {
-	row := q.queryRow(ctx, q.getUserWalletStmt, getUserWallet, userID)
-	var i Wallet
-	err := row.Scan(
-		&i.ID,
-		&i.UserID,
-		&i.Currency,
-		&i.Balance,
-		&i.CreatedAt,
-	)
-	return i, err
-}
-
 const listUsersPage = `-- name: ListUsersPage :many
 SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
 WHERE platform_id = ?1 AND pw_id > ?2
@@ -238,7 +218,7 @@ WHERE id = ?2
 `
 
 type VerifyUserParams struct {
-	VerifiedAt sql.NullString
+	VerifiedAt *string
 	ID         string
 }
 

@@ -13,48 +13,74 @@
 // commands and reports each failure: the script line, what was expected, what came back.
 //
 // A line starting with "!" expects the command to fail. Commands that cannot
-// meaningfully fail (call, userapi, restart, jsonget, sign, genbody, uuidform) refuse
-// "!"; a misused command fails with its usage line either way. Besides the standard
-// testscript commands (env, exists, stdout, stderr, cmp, ...), scripts use these:
+// meaningfully fail (call, restart, jsonget, sign, genbody, uuidform) refuse "!"; a
+// misused command fails with its usage line either way. Besides the standard testscript
+// commands (env, exists, stdout, stderr, cmp, ...), scripts use these:
 //
-// # Administration (through the library, as an operator would)
+// # Administration and call: paymentsd's commands
 //
-//	platform create NAME [-env sandbox|production] [-require-timestamp]
+// The administration commands and call are paymentsd's, from the one table of package
+// internal/command: a script line is the paymentsd command without -db and -url, which
+// the script implies (its database and its server), and is parsed by the same code.
+// "paymentsd COMMAND -h" describes each. A FILE is a file of the script; a script has no
+// standard input for them, so "-" is refused. Each prints what it made as one line of
+// JSON and sets the variables its table entry names:
 //
-// Creates a platform (of the server's environment unless -env says otherwise), prints
-// {"platform_id","secret","environment"} and sets $PLATFORM_ID and $PLATFORM_SECRET, the
-// credentials call uses by default. With -require-timestamp the platform's requests must
-// carry a signed X-Timestamp (see call -timestamp), and the JSON ends with
-// "require_timestamp":true.
+//	platform create [-env sandbox|production] [-require-timestamp] -name NAME
 //
-//	apikey USER_ID
+// Creates a platform (of the server's environment unless -env says otherwise) and sets
+// $PLATFORM_ID and $PLATFORM_SECRET, the credentials call uses by default.
 //
-// Issues a user-API key for the user, prints {"api_key","api_secret"} and sets $API_KEY
-// and $API_SECRET, the credentials userapi uses by default.
+//	apikey create -user USER_ID
 //
-//	verify USER_ID
+// Issues a user-API key for the user and sets $API_KEY and $API_SECRET, for
+// call -api-key $API_KEY -api-secret $API_SECRET.
 //
-// Marks the user identity-verified and prints {"user_id","verified":true}.
+//	user verify USER_ID
 //
-//	card add USER_ID [-brand BRAND] [-last4 DDDD] [-exp MM/YYYY]
+// Marks the user identity-verified.
 //
-// Saves a card for the user (visa, 4242, 12/2030 unless given), prints it and sets
-// $CARD_ID.
+//	card add -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //
-//	address add USER_ID PAYEE_ID FILE
+// Saves a card for the user and sets $CARD_ID.
 //
-// Stores the address in the script's FILE (a JSON object, validated as an API body) for
-// the user's payee, prints the API's record of it and sets $ADDRESS_ID.
+//	address add -user USER_ID -payee PAYEE_ID FILE
 //
-//	rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]
+// Stores the address in FILE (a JSON object, validated as an API body) for the user's
+// payee, prints the API's record of it and sets $ADDRESS_ID.
 //
-// Adds an exchange rate to the history (applying from now unless -at says when) and
-// prints the rate record.
+//	rates set -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
+//
+// Adds an exchange rate to the history, applying from now unless -at says when.
 //
 //	rules load FILE
 //
-// Replaces the payee rules with the JSON array in the script's FILE and prints how many
-// were loaded; a faulty file changes nothing.
+// Replaces the payee rules with the JSON array in FILE; a faulty file changes nothing.
+//
+//	keys status
+//
+// Prints the data keys of the database and how many values each seals.
+//
+//	call [-platform ID] [-secret S] [-sig SIGNATURE] [-timestamp T] [-api-key K -api-secret S] [-nosign] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODY]
+//
+// Sends a request to $URL+TARGET (the path and query, sent byte for byte) and prints the
+// response body; the status line goes to stderr, and the answer becomes the last response.
+// A platform request carries X-Platform-ID $PLATFORM_ID and X-Signature computed from
+// $PLATFORM_SECRET: -platform and -secret change the credentials, -sig sends the given
+// signature instead, an empty -platform or -sig leaves out just that header, and -nosign
+// sends no credentials. With -api-key and -api-secret it is a user-API request (an empty
+// one leaves out its header). -timestamp T sends X-Timestamp and signs it with the request:
+// T is now, the Unix seconds of the server's clock when the command runs; now-DURATION or
+// now+DURATION, that far from it in whole seconds (now-400s, now+5m); or anything else,
+// sent and signed exactly as written (1700000000, or a malformed value such as yesterday).
+// BODY is a file of the script, sent without its one trailing newline, with $VARS expanded
+// when -expand is given; or, when it starts with { or [, the JSON itself. A body is sent
+// as application/json unless -type says otherwise; an empty -type sends no Content-Type.
+// -header adds a header, or replaces one call would send, and may be repeated. The
+// command succeeds whatever the status: assert it with status, and the body with json,
+// cmpjson or testscript's stdout.
+//
+// # The server
 //
 //	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
 //
@@ -68,38 +94,15 @@
 // -client-ip-header X-Forwarded-For a request sent with -header 'X-Forwarded-For:
 // 203.0.113.7' comes from that address.
 //
-// # Requests
+// # Signatures
 //
-//	call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-timestamp T] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]
-//
-// Sends a platform request to $URL+TARGET (the path and query, sent byte for byte), with
-// X-Platform-ID $PLATFORM_ID and X-Signature computed from $PLATFORM_SECRET, and prints
-// the response body (the status line goes to stderr). -platform and -secret change the
-// credentials, -sig sends the given signature instead, -nosign sends neither header; an
-// empty -platform or -sig leaves out just that header. -timestamp T sends X-Timestamp
-// and signs it with the request (the form a platform created with -require-timestamp
-// verifies). T is now, the Unix seconds of the server's clock when the command runs;
-// now-DURATION or now+DURATION, that far from it in whole seconds (now-400s, now+5m);
-// or anything else, sent and signed exactly as written (1700000000, or a malformed
-// value such as yesterday). BODYFILE is a file of the script;
-// the body is its content without its one trailing newline, with $VARS expanded when
-// -expand is given. A body is sent as application/json unless -type says otherwise; an
-// empty -type sends no Content-Type. -header adds a header, and may be repeated. The
-// command succeeds whatever the status: assert it with status, and the body with json,
-// cmpjson or testscript's stdout.
-//
-//	userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]
-//
-// Sends a user-API request as call does, with X-Api-Key $API_KEY and X-Api-Secret
-// $API_SECRET; -key and -secret change them, an empty one leaves out that header, and
-// -nokey leaves out both.
-//
-//	sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]
+//	sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]
 //
 // Sets $VAR to the X-Signature of that request under $PLATFORM_SECRET (or S), in upper
 // case hex with -upper: with call -sig, it sends a request signed for another one.
 // -timestamp T signs the timestamped form with T as call reads it; now is read when
-// sign runs, so a later call -timestamp now may send another second.
+// sign runs, so a later call -timestamp now may send another second. METHOD, TARGET and
+// BODY are read as call reads them.
 //
 // # The last response
 //

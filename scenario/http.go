@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // response is the last answer a script received.
@@ -23,34 +22,6 @@ type response struct {
 	status int
 	header http.Header
 	body   []byte
-}
-
-// headerList collects repeated -header 'Name: value' flags.
-type headerList [][2]string
-
-func (h *headerList) String() string { return fmt.Sprint(*h) }
-
-func (h *headerList) Set(s string) error {
-	name, value, ok := strings.Cut(s, ":")
-	name = strings.TrimSpace(name)
-	if !ok || name == "" {
-		return fmt.Errorf("want 'Name: value', have %q", s)
-	}
-	*h = append(*h, [2]string{name, strings.TrimSpace(value)})
-	return nil
-}
-
-// requestFlags are the flags call and userapi share.
-type requestFlags struct {
-	contentType string
-	headers     headerList
-	expand      bool
-}
-
-func (f *requestFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.contentType, "type", "", "")
-	fs.Var(&f.headers, "header", "")
-	fs.BoolVar(&f.expand, "expand", false, "")
 }
 
 // parseFlags parses args with fs, aborting with the command's usage line on any error,
@@ -65,164 +36,7 @@ func parseFlags(ts *testscript.TestScript, name string, fs *flag.FlagSet, args [
 	return fs.Args(), set
 }
 
-// target is a request as a script wrote it: METHOD TARGET [BODYFILE].
-type target struct {
-	method, target string
-	body           []byte
-	hasBody        bool
-}
-
-func parseTarget(ts *testscript.TestScript, name string, pos []string, expand bool) target {
-	if len(pos) < 2 || len(pos) > 3 || pos[0] == "" || !strings.HasPrefix(pos[1], "/") || strings.HasPrefix(pos[1], "//") {
-		usage(ts, name)
-	}
-	t := target{method: pos[0], target: pos[1]}
-	if len(pos) == 3 {
-		t.body, t.hasBody = readBody(ts, pos[2], expand), true
-	}
-	return t
-}
-
-// readBody returns the contents of an archive file as a request body: without its one
-// trailing newline (so that inline files read naturally), with $VARS expanded if asked.
-func readBody(ts *testscript.TestScript, file string, expand bool) []byte {
-	s := ts.ReadFile(file)
-	if expand {
-		s = os.Expand(s, ts.Getenv)
-	}
-	return []byte(strings.TrimSuffix(s, "\n"))
-}
-
-// cmdCall: a signed platform request.
-func cmdCall(ts *testscript.TestScript, neg bool, args []string) {
-	noNeg(ts, neg, "call", " (assert the answer with status)")
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	var rf requestFlags
-	rf.register(fs)
-	platformID := fs.String("platform", ts.Getenv("PLATFORM_ID"), "")
-	secret := fs.String("secret", ts.Getenv("PLATFORM_SECRET"), "")
-	sig := fs.String("sig", "", "")
-	nosign := fs.Bool("nosign", false, "")
-	stamp := fs.String("timestamp", "", "")
-	pos, set := parseFlags(ts, "call", fs, args)
-	t := parseTarget(ts, "call", pos, rf.expand)
-	timestamp := timestampValue(ts, "call", *stamp, set["timestamp"])
-
-	auth := http.Header{}
-	if timestamp != "" {
-		auth.Set(payments.HeaderTimestamp, timestamp)
-	}
-	if !*nosign {
-		if *platformID != "" {
-			auth.Set(payments.HeaderPlatformID, *platformID)
-		}
-		switch {
-		case set["sig"]:
-		case timestamp != "":
-			*sig = payments.SignTimestamped(*secret, t.method, t.target, t.body, timestamp)
-		default:
-			*sig = payments.Sign(*secret, t.method, t.target, t.body)
-		}
-		if *sig != "" {
-			auth.Set(payments.HeaderSignature, *sig)
-		}
-	}
-	send(ts, t, auth, rf, set["type"])
-}
-
-// timestampValue returns the X-Timestamp value that -timestamp T stands for ("" when the
-// flag is not given): now, the Unix seconds of the service's clock; now+DURATION or
-// now-DURATION, that far from it (whole seconds: now-400s, now+5m); anything else is the
-// value itself, sent and signed as written (1795341600, or a malformed one).
-func timestampValue(ts *testscript.TestScript, name, t string, given bool) string {
-	if !given {
-		return ""
-	}
-	if t == "" {
-		usagef(ts, name, "-timestamp needs a value: now, now-400s, or the value to send")
-	}
-	offset, relative := strings.CutPrefix(t, "now")
-	if !relative {
-		return t
-	}
-	var d time.Duration
-	if offset != "" {
-		var err error
-		d, err = time.ParseDuration(offset)
-		if err != nil || (offset[0] != '+' && offset[0] != '-') || d%time.Second != 0 {
-			usagef(ts, name, "-timestamp %q: want now, now+DURATION or now-DURATION in whole seconds (now-400s), or the value to send", t)
-		}
-	}
-	return payments.Timestamp(getState(ts).svc.Now().Add(d))
-}
-
-// cmdUserAPI: a user-API request.
-func cmdUserAPI(ts *testscript.TestScript, neg bool, args []string) {
-	noNeg(ts, neg, "userapi", " (assert the answer with status)")
-	fs := flag.NewFlagSet("userapi", flag.ContinueOnError)
-	var rf requestFlags
-	rf.register(fs)
-	key := fs.String("key", ts.Getenv("API_KEY"), "")
-	secret := fs.String("secret", ts.Getenv("API_SECRET"), "")
-	nokey := fs.Bool("nokey", false, "")
-	pos, set := parseFlags(ts, "userapi", fs, args)
-	t := parseTarget(ts, "userapi", pos, rf.expand)
-
-	auth := http.Header{}
-	if !*nokey {
-		if *key != "" {
-			auth.Set(payments.HeaderAPIKey, *key)
-		}
-		if *secret != "" {
-			auth.Set(payments.HeaderAPISecret, *secret)
-		}
-	}
-	send(ts, t, auth, rf, set["type"])
-}
-
-// send makes the request, records the answer as the last response and prints its body.
-func send(ts *testscript.TestScript, t target, auth http.Header, rf requestFlags, typeGiven bool) {
-	st := getState(ts)
-	req, err := http.NewRequest(t.method, st.srv.URL, bytes.NewReader(t.body))
-	if err != nil {
-		ts.Fatalf("%s %s: %v", t.method, t.target, err)
-	}
-	// Send the target byte for byte: an opaque URL is written to the request line as it
-	// is, where a parsed one would be re-escaped (and the signature would no longer match).
-	path, query, hasQuery := strings.Cut(t.target, "?")
-	req.URL.Opaque, req.URL.RawQuery, req.URL.ForceQuery = path, query, hasQuery && query == ""
-	for name, values := range auth {
-		req.Header[name] = values
-	}
-	switch {
-	case typeGiven && rf.contentType != "":
-		req.Header.Set("Content-Type", rf.contentType)
-	case !typeGiven && t.hasBody:
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for _, h := range rf.headers {
-		req.Header.Add(h[0], h[1])
-	}
-	resp, err := st.client.Do(req)
-	if err != nil {
-		ts.Fatalf("%s %s: %v", t.method, t.target, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		ts.Fatalf("%s %s: reading the response: %v", t.method, t.target, err)
-	}
-	st.last = &response{status: resp.StatusCode, header: resp.Header, body: body}
-	fmt.Fprintf(ts.Stderr(), "%s\n", resp.Status)
-	out := ts.Stdout()
-	_, err = out.Write(body)
-	ts.Check(err)
-	if len(body) > 0 && body[len(body)-1] != '\n' {
-		fmt.Fprintln(out)
-	}
-}
-
-// cmdSign: sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]
+// cmdSign: sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]
 func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "sign", "")
 	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
@@ -234,10 +48,17 @@ func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
 	if len(pos) < 1 || pos[0] == "" {
 		usage(ts, "sign")
 	}
-	t := parseTarget(ts, "sign", pos[1:], *expand)
-	sig := payments.Sign(*secret, t.method, t.target, t.body)
-	if timestamp := timestampValue(ts, "sign", *stamp, set["timestamp"]); timestamp != "" {
-		sig = payments.SignTimestamped(*secret, t.method, t.target, t.body, timestamp)
+	r, err := command.ParseRequest(&host{ts: ts}, pos[1:], *expand)
+	if err != nil {
+		usagef(ts, "sign", "%s", command.OneLine(err.Error()))
+	}
+	sig := payments.Sign(*secret, r.Method, r.Target, r.Body)
+	if set["timestamp"] {
+		timestamp, err := command.Timestamp(*stamp, getState(ts).svc.Now)
+		if err != nil {
+			usagef(ts, "sign", "%s", err)
+		}
+		sig = payments.SignTimestamped(*secret, r.Method, r.Target, r.Body, timestamp)
 	}
 	if *upper {
 		sig = strings.ToUpper(sig)
@@ -249,7 +70,7 @@ func cmdSign(ts *testscript.TestScript, neg bool, args []string) {
 func lastResponse(ts *testscript.TestScript, name string) *response {
 	r := getState(ts).last
 	if r == nil {
-		ts.Fatalf("%s: no response yet (use call or userapi first)", name)
+		ts.Fatalf("%s: no response yet (use call first)", name)
 	}
 	return r
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/command"
 )
 
 // Run runs every script (*.txtar) in dir as a subtest of t, each against its own database
@@ -34,20 +35,13 @@ func Params(dir string) testscript.Params {
 	}
 }
 
-// Commands returns the script commands of this package by name. The package
+// Commands returns the script commands of this package by name: the first words of
+// paymentsd's commands in package command's table (platform, apikey, user, card,
+// address, rates, rules, keys, call), and the commands of scenarios alone. The package
 // documentation describes each.
 func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
-	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"platform": cmdPlatform,
-		"apikey":   cmdAPIKey,
-		"verify":   cmdVerify,
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"restart":  cmdRestart,
-		"card":     cmdCard,
-		"address":  cmdAddress,
-		"rates":    cmdRates,
-		"rules":    cmdRules,
-		"call":     cmdCall,
-		"userapi":  cmdUserAPI,
 		"sign":     cmdSign,
 		"status":   cmdStatus,
 		"header":   cmdHeader,
@@ -57,38 +51,72 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		"genbody":  cmdGenBody,
 		"uuidform": cmdUUIDForm,
 	}
+	for _, c := range command.Table {
+		word, _, _ := strings.Cut(c.Name, " ")
+		cmds[word] = tableCommand(word)
+	}
+	return cmds
+}
+
+// ownUsages holds the usage line of every command of scenarios alone, in the order the
+// references present them after the table's.
+var ownUsages = []string{
+	"restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]",
+	"sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]",
+	"status CODE",
+	"header NAME VALUE_REGEXP",
+	"jsonget VAR PATH",
+	"json PATH EXPECTED",
+	"cmpjson FILE",
+	"genbody FILE SIZE",
+	"uuidform VAR upper|simple|braced|urn ID",
 }
 
 // usages holds the usage line of every command, in the order the references present
-// them: what a misused command prints, and what the package documentation and the
-// README must show (a test checks that they do).
-var usages = []struct{ name, line string }{
-	{"platform", "platform create NAME [-env sandbox|production] [-require-timestamp]"},
-	{"apikey", "apikey USER_ID"},
-	{"verify", "verify USER_ID"},
-	{"card", "card add USER_ID [-brand BRAND] [-last4 DDDD] [-exp MM/YYYY]"},
-	{"address", "address add USER_ID PAYEE_ID FILE"},
-	{"rates", "rates set BASE PAYOUT RATE [-fixed] [-at YYYY-MM-DDTHH:MM:SS]"},
-	{"rules", "rules load FILE"},
-	{"restart", "restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]"},
-	{"call", "call [-platform ID] [-secret S] [-sig SIGNATURE] [-nosign] [-timestamp T] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
-	{"userapi", "userapi [-key K] [-secret S] [-nokey] [-type CONTENT_TYPE] [-header 'Name: value']... [-expand] METHOD TARGET [BODYFILE]"},
-	{"sign", "sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODYFILE]"},
-	{"status", "status CODE"},
-	{"header", "header NAME VALUE_REGEXP"},
-	{"jsonget", "jsonget VAR PATH"},
-	{"json", "json PATH EXPECTED"},
-	{"cmpjson", "cmpjson FILE"},
-	{"genbody", "genbody FILE SIZE"},
-	{"uuidform", "uuidform VAR upper|simple|braced|urn ID"},
+// them: the table's administration commands, restart, call, then the rest. It is what a
+// misused command prints, and what the package documentation and the README must show
+// (a test checks that they do).
+var usages = func() []usageLine {
+	var lines []usageLine
+	add := func(line string, sets []command.Export) {
+		name, _, _ := strings.Cut(line, " ")
+		lines = append(lines, usageLine{name, line, sets})
+	}
+	for _, c := range command.Table {
+		if c != command.Call {
+			add(strings.TrimSpace(c.Name+" "+c.Usage), c.Sets)
+		}
+	}
+	add(ownUsages[0], nil) // restart
+	add(command.Call.Name+" "+command.Call.Usage, nil)
+	for _, line := range ownUsages[1:] {
+		add(line, nil)
+	}
+	return lines
+}()
+
+// usageLine is the usage line of the command name, and the variables it sets.
+type usageLine struct {
+	name, line string
+	sets       []command.Export
 }
 
 // Usages returns the usage line of every command, in the order of the package
-// documentation, for a command-line help to list.
+// documentation, each followed by the variables it sets, for a command-line help to list.
 func Usages() []string {
 	lines := make([]string, len(usages))
 	for i, u := range usages {
 		lines[i] = u.line
+		for j, e := range u.sets {
+			sep := ", $"
+			if j == 0 {
+				sep = "  (sets $"
+			}
+			lines[i] += sep + e.Var
+		}
+		if len(u.sets) > 0 {
+			lines[i] += ")"
+		}
 	}
 	return lines
 }
@@ -128,10 +156,10 @@ func noNeg(ts *testscript.TestScript, neg bool, name, hint string) {
 func done(ts *testscript.TestScript, neg bool, name string, err error) bool {
 	switch {
 	case err != nil && neg:
-		fmt.Fprintln(ts.Stderr(), err)
+		fmt.Fprintln(ts.Stderr(), command.Failure(err))
 		return false
 	case err != nil:
-		ts.Fatalf("%s: %v", name, err)
+		ts.Fatalf("%s: %s", name, command.Failure(err))
 	case neg:
 		ts.Fatalf("%s: unexpected success", name)
 	}

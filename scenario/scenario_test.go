@@ -24,6 +24,11 @@ func TestDocListsCommands(t *testing.T) {
 		if !strings.Contains(string(doc), "//\t"+u.line+"\n") {
 			t.Errorf("doc.go does not show the usage line of %s: %s", u.name, u.line)
 		}
+		for _, e := range u.sets {
+			if !strings.Contains(string(doc), "$"+e.Var) {
+				t.Errorf("doc.go does not say that %s sets $%s", u.name, e.Var)
+			}
+		}
 	}
 }
 
@@ -47,18 +52,34 @@ func TestREADMEListsCommands(t *testing.T) {
 	if !ok {
 		t.Fatalf("README.md has no %q section with a %q part", readmeSection, readmeReference)
 	}
-	listed := map[string]bool{}
+	listed := map[string]string{} // usage line -> the text of its item
+	var item string
 	for _, line := range strings.Split(reference, "\n") {
 		if rest, ok := strings.CutPrefix(line, "- `"); ok {
 			usage, _, _ := strings.Cut(rest, "`")
-			listed[usage] = true
+			item = usage
+			listed[item] = ""
+		}
+		if item != "" {
+			listed[item] += line + "\n"
+		}
+		if strings.TrimSpace(line) == "" {
+			item = ""
 		}
 	}
 	known := map[string]bool{}
 	for _, u := range checkedUsages(t) {
 		known[u.line] = true
-		if !listed[u.line] {
+		text, ok := listed[u.line]
+		if !ok {
 			t.Errorf("README.md %s, %s, does not list %s as \"- `%s`\"", readmeSection, readmeReference, u.name, u.line)
+		}
+		// The variables a command sets are written once, in its table entry; the
+		// reference says them.
+		for _, e := range u.sets {
+			if ok && !strings.Contains(text, "`$"+e.Var+"`") {
+				t.Errorf("README.md %s, %s: the item of %s does not say that it sets `$%s`", readmeSection, readmeReference, u.name, e.Var)
+			}
 		}
 	}
 	for usage := range listed {
@@ -83,7 +104,7 @@ func markdownSection(doc, title string) string {
 
 // checkedUsages returns the usage lines after checking that every command has exactly
 // one and that every usage line starts with its command's name.
-func checkedUsages(t *testing.T) []struct{ name, line string } {
+func checkedUsages(t *testing.T) []usageLine {
 	t.Helper()
 	var names, usageNames []string
 	for name := range Commands() {

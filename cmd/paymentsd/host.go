@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
+)
+
+// host runs a command of the table on what paymentsd's flags name: the database of -db
+// (with its data keys), the server of -url, and the files and standard input of the
+// operator.
+type host struct {
+	stdin  io.Reader // nil when there is none
+	stderr io.Writer
+	logger *slog.Logger // when set (serve), takes the notes other commands write on stderr
+	store  *store       // set by Flags for a command of the database
+	url    *string      // set by Flags for a command of a server
+}
+
+var _ command.Host = (*host)(nil)
+
+// hostOf returns the host of an invocation of paymentsd.
+func hostOf(x *command.Invocation) *host { return x.Host.(*host) }
+
+// callTimeout bounds a call's whole exchange, so that a stalled server cannot hang a script.
+const callTimeout = time.Minute
+
+func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
+	switch c.Uses {
+	case command.UsesDatabase:
+		h.store = storeFlags(fs)
+		return h.store.check
+	case command.UsesServer:
+		h.url = fs.String("url", "", "the server's base `URL`, scheme://host:port (required)")
+		return func() error {
+			if *h.url == "" {
+				return command.Usagef("-url is required")
+			}
+			_, err := parseBaseURL(*h.url)
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *host) Usage(c *command.Command) string { return usageLine(c) }
+
+func (h *host) Service(ctx context.Context, fn func(*payments.Service) error) error {
+	return h.withService(ctx, payments.Options{}, fn)
+}
+
+func (h *host) ReadFile(name string) ([]byte, error) {
+	if name != "-" {
+		return os.ReadFile(name) // #nosec G304 -- the operator names the file on their own command line, with their own rights
+	}
+	if h.stdin == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(h.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading standard input: %w", err)
+	}
+	return b, nil
+}
+
+func (h *host) Getenv(name string) string { return os.Getenv(name) }
+
+func (h *host) Server() (command.Server, error) {
+	u, err := parseBaseURL(*h.url)
+	if err != nil {
+		return command.Server{}, err
+	}
+	// A transport of its own that keeps no connection: Main may run many times in one process.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DisableKeepAlives = true
+	client := &http.Client{
+		Transport:     transport,
+		Timeout:       callTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return command.Server{URL: u, Client: client, Now: time.Now}, nil
+}
+
+// Answered fails a call whose status is not 2xx, saying the status.
+func (h *host) Answered(resp *http.Response, _ []byte) error {
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		status := resp.Status
+		if status == "" {
+			status = fmt.Sprint(resp.StatusCode)
+		}
+		return &plainError{msg: "HTTP " + status}
+	}
+	return nil
+}
+
+// parseBaseURL checks -url: an http or https origin, without path, query or credentials,
+// so that the request target is TARGET exactly.
+func parseBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimRight(s, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, command.Usagef("-url %q: want http://HOST[:PORT] or https://HOST[:PORT]", s)
+	}
+	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, command.Usagef("-url %q: want only scheme, host and port (the path goes in TARGET)", s)
+	}
+	return u, nil
+}

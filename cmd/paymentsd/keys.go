@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/command"
+)
+
+// The database and its data keys: the flags of every command that opens the database, and
+// the keys commands.
+
+// Environment variables holding data keys (base64 of 32 bytes), for keys that come from
+// a secret store.
+const (
+	envDataKey     = "PAYMENTS_DATA_KEY"
+	envOldDataKeys = "PAYMENTS_OLD_DATA_KEYS" // separated by commas or spaces
+)
+
+// getenv reads the environment; tests replace it.
+var getenv = os.Getenv
+
+// store is the database a command works on and the data keys it was given.
+type store struct {
+	path        string
+	keyFile     string
+	oldKeyFiles fileList
+}
+
+// fileList is a repeatable flag of file names.
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+func (l *fileList) Set(s string) error {
+	if s == "" {
+		return errors.New("want a file name")
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// storeFlags declares -db and the data key flags, taken by every command that opens the
+// database.
+func storeFlags(fs *flag.FlagSet) *store {
+	st := &store{}
+	fs.StringVar(&st.path, "db", "payments.db", "the SQLite database `FILE`, created and migrated on first use")
+	fs.StringVar(&st.keyFile, "data-key-file", "", "read the data key (base64 of 32 bytes) from `FILE`; default $"+envDataKey+
+		", else the database's file name + .key, created with a new key for a new database")
+	fs.Var(&st.oldKeyFiles, "old-data-key-file", "also read values sealed under the older data key in `FILE`, "+
+		"while a key rotation is under way (repeatable; or $"+envOldDataKeys+")")
+	return st
+}
+
+// check refuses what can be told wrong before the database is opened.
+func (st *store) check() error {
+	if st.path == "" {
+		return command.Usagef("-db must not be empty")
+	}
+	if st.keyFile != "" && getenv(envDataKey) != "" {
+		return command.Usagef("give the data key once: -data-key-file or $%s, not both", envDataKey)
+	}
+	return nil
+}
+
+// keys returns the data keys given, the current one first, or none when the command is
+// to use the database's default key file (created with a new key for a new database).
+// Older keys given without a current one go with the default key file's key.
+func (st *store) keys() ([]payments.DataKey, error) {
+	var keys []payments.DataKey
+	switch env := getenv(envDataKey); {
+	case st.keyFile != "":
+		k, err := payments.ReadKeyFile(st.keyFile)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	case env != "":
+		k, err := payments.ParseDataKey(env)
+		if err != nil {
+			return nil, fmt.Errorf("$%s: %w", envDataKey, err)
+		}
+		keys = append(keys, k)
+	}
+	var older []payments.DataKey
+	for _, f := range st.oldKeyFiles {
+		k, err := payments.ReadKeyFile(f)
+		if err != nil {
+			return nil, err
+		}
+		older = append(older, k)
+	}
+	for i, text := range strings.FieldsFunc(getenv(envOldDataKeys), func(r rune) bool { return r == ',' || r == ' ' }) {
+		k, err := payments.ParseDataKey(text)
+		if err != nil {
+			return nil, fmt.Errorf("$%s, key %d: %w", envOldDataKeys, i+1, err)
+		}
+		older = append(older, k)
+	}
+	if len(keys) == 0 && len(older) > 0 {
+		k, err := payments.ReadKeyFile(payments.DefaultKeyFile(st.path))
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	return append(keys, older...), nil
+}
+
+// withService opens the database of -db with the library's options opts and the data
+// keys the flags give, runs fn and closes the database, reporting a failure to close as
+// the command's.
+func (h *host) withService(ctx context.Context, opts payments.Options, fn func(*payments.Service) error) error {
+	keys, err := h.store.keys()
+	if err != nil {
+		return err
+	}
+	opts.DataKeys = keys
+	return h.openService(ctx, opts, fn)
+}
+
+// openService is withService with the data keys of opts.
+func (h *host) openService(ctx context.Context, opts payments.Options, fn func(*payments.Service) error) (err error) {
+	st := h.store
+	svc, err := payments.Open(ctx, st.path, opts)
+	switch {
+	case errors.Is(err, payments.ErrMissingDataKey):
+		return fmt.Errorf("%w (the current key: -data-key-file or $%s; older keys: -old-data-key-file or $%s)",
+			err, envDataKey, envOldDataKeys)
+	case errors.Is(err, payments.ErrWrongDataKey):
+		return fmt.Errorf("%w (give the database's key with -data-key-file or $%s)", err, envDataKey)
+	case err != nil:
+		return err
+	}
+	defer func() {
+		if cerr := svc.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if file := svc.CreatedKeyFile(); file != "" {
+		const advice = "back it up with the database; in production give the key from a secret store ($" +
+			envDataKey + " or -data-key-file)"
+		if h.logger != nil {
+			h.logger.Warn("created a new data key file for the new database: "+advice, "key_file", file, "key_id", svc.DataKeyID())
+		} else {
+			fmt.Fprintf(h.stderr, "%s: created the data key file %s (key id %s) for the new database: %s\n",
+				program, file, svc.DataKeyID(), advice)
+		}
+	}
+	return fn(svc)
+}
+
+var keysRotateCommand = &command.Command{
+	Name:    "keys rotate",
+	Summary: "Reseal every sealed value under a new data key, in batches, while servers keep serving; then retire the old key.",
+	Usage:   "[-data-key-file F] [-old-data-key-file F]... -new-key-file F [-batch 500]",
+	Details: `The current key comes as for every command (-data-key-file, $PAYMENTS_DATA_KEY or the
+default key file). Before rotating, restart every server with the new key first and the
+current one as an older key (-data-key-file NEW -old-data-key-file CURRENT): servers then
+seal new values under the new key and read values of either. An interrupted rotation
+(SIGINT, SIGTERM, a crash) loses nothing: run it again to resume. When it ends, every value
+is under the new key and the old key is retired: restart the servers with the new key alone.
+Prints {"key_id", "resealed", "retired"}; progress goes to stderr.`,
+	Uses: command.UsesDatabase,
+	Run:  runKeysRotate,
+}
+
+func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
+	newFile := fs.String("new-key-file", "", "the new data key `FILE` (required; make one with 'paymentsd keys generate')")
+	batch := fs.Int("batch", 500, "reseal `N` rows per transaction")
+	if err := x.Parse(fs, args); err != nil {
+		return err
+	}
+	h := hostOf(x)
+	db := h.store
+	if *newFile == "" {
+		return command.Usagef("-new-key-file is required")
+	}
+	if *batch < 1 {
+		return command.Usagef("-batch must be at least 1")
+	}
+	if err := command.NoArgs(fs); err != nil {
+		return err
+	}
+	newKey, err := payments.ReadKeyFile(*newFile)
+	if err != nil {
+		return err
+	}
+	current, err := db.keys()
+	if err != nil {
+		return err
+	}
+	if len(current) == 0 { // the default key file, which must exist: a rotation has a key to leave
+		k, err := payments.ReadKeyFile(payments.DefaultKeyFile(db.path))
+		if err != nil {
+			return err
+		}
+		current = []payments.DataKey{k}
+	}
+	keys := []payments.DataKey{newKey}
+	for _, k := range current {
+		if k.ID() != newKey.ID() { // rotating to the current key again only finishes the rotation
+			keys = append(keys, k)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return h.openService(ctx, payments.Options{DataKeys: keys}, func(svc *payments.Service) error {
+		last := time.Now()
+		rot, err := svc.RotateKeys(ctx, payments.RotateOptions{BatchSize: *batch, Progress: func(column string, resealed int) {
+			if time.Since(last) >= 2*time.Second {
+				last = time.Now()
+				fmt.Fprintf(x.Stderr, "%s keys rotate: %d values resealed (at %s)\n", program, resealed, column)
+			}
+		}})
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted after resealing %d values: run the same command again to resume", rot.Resealed)
+		}
+		if err != nil {
+			return err
+		}
+		return x.PrintJSON(rot)
+	})
+}
+
+var keysGenerateCommand = &command.Command{
+	Name:    "keys generate",
+	Summary: "Write a new random data key to a new file, readable by its owner only, and print {\"key_id\", \"key_file\"}.",
+	Usage:   "-out FILE",
+	Details: "The file holds the key in base64 (as PAYMENTS_DATA_KEY takes it); an existing file is never replaced.",
+	Run:     runKeysGenerate,
+}
+
+// generatedKey is what keys generate prints: never the key.
+type generatedKey struct {
+	KeyID   string `json:"key_id"`
+	KeyFile string `json:"key_file"`
+}
+
+func runKeysGenerate(_ context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
+	out := fs.String("out", "", "write the key to the new `FILE` (required)")
+	if err := x.Parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return command.Usagef("-out is required")
+	}
+	if err := command.NoArgs(fs); err != nil {
+		return err
+	}
+	k := payments.NewDataKey()
+	if err := payments.WriteKeyFile(*out, k); err != nil {
+		return err
+	}
+	return x.PrintJSON(generatedKey{KeyID: k.ID(), KeyFile: *out})
+}

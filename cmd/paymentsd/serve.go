@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/command"
+)
+
+var serveCommand = &command.Command{
+	Name:    "serve",
+	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]",
+	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
+-addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
+20 seconds for the requests in flight; a second signal ends the program at once.
+-timestamp-tolerance is how far the X-Timestamp of a platform created with
+-require-timestamp may be from the server's clock, either way: whole seconds, at least 1s.
+-idempotency-ttl is how long an Idempotency-Key and its answer are remembered.
+
+Limits: with -rate-limit, each platform, and each user-API key, may send -rate-limit
+requests a second on average and -rate-burst at once; beyond, 429 with Retry-After, and
+every authenticated answer carries RateLimit-Limit, RateLimit-Remaining and
+RateLimit-Reset. There is no such limit by default. A client address that
+fails authentication more than -auth-failures times a minute gets 429 before its
+requests are authenticated; past as many failures for one platform id or API key, its
+failures answer 429 and an address that failed for it is refused, while a request with
+the right secret from any other address still passes. 0 turns a limit
+off. Behind a reverse proxy, -client-ip-header names the header it writes the client's
+address in; without it every client counts as the proxy's address.`,
+	Uses: command.UsesDatabase,
+	Run:  runServe,
+}
+
+// serveGCPercent is the collector's GOGC while serving, unless $GOGC sets one: the
+// server's live heap is a few megabytes, so at Go's default of 100 the collector would run
+// dozens of times a second under load, each time for a heap of at most 4 MB; at 200 it runs
+// half as often, for a few megabytes more (README, Decisions).
+const serveGCPercent = 200
+
+func runServe(ctx context.Context, x *command.Invocation, args []string) error {
+	fs := x.FlagSet()
+	addr := fs.String("addr", "127.0.0.1:8080", "listen on the TCP address `ADDR` (port 0 picks a free port)")
+	env := command.EnvFlag(fs, payments.Sandbox, "serve the environment `ENV`, sandbox or production; credentials of the other are refused")
+	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance,
+		"accept a signed X-Timestamp at most `DURATION` from the server's clock (platforms created with -require-timestamp)")
+	certFile := fs.String("tls-cert", "", "serve HTTPS with the certificate (PEM) in `FILE`; needs -tls-key")
+	keyFile := fs.String("tls-key", "", "the private key (PEM) of -tls-cert, in `FILE`")
+	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
+		"remember each Idempotency-Key and its answer for `DURATION`")
+	limits := httpserver.LimitFlags(fs)
+	if err := x.Parse(fs, args); err != nil {
+		return err
+	}
+	h := hostOf(x)
+	db := h.store
+	opts, err := limits()
+	if err != nil {
+		return command.Usagef("%v", err)
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return command.Usagef("-tls-cert and -tls-key go together")
+	}
+	if *tolerance < time.Second || *tolerance%time.Second != 0 {
+		return command.Usagef("-timestamp-tolerance %v: want whole seconds, at least 1s", *tolerance)
+	}
+	if err := command.NoArgs(fs); err != nil {
+		return err
+	}
+	if *idempotencyTTL <= 0 {
+		return command.Usagef("-idempotency-ttl must be positive")
+	}
+	if *certFile != "" {
+		// Run loads the pair only once it is listening: check it before saying so.
+		if _, err := tls.LoadX509KeyPair(*certFile, *keyFile); err != nil {
+			return fmt.Errorf("TLS certificate: %w", err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // from now on a second signal has its default effect
+	}()
+
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(serveGCPercent)
+	}
+	// The log's lines reach stderr through one goroutine (logWriter), off the requests' path.
+	logOut := newLogWriter(x.Stderr)
+	defer logOut.Close()
+	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	h.logger = logger
+	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
+	return h.withService(ctx, svcOpts, func(svc *payments.Service) error {
+		has, err := svc.HasPlatforms(ctx)
+		if err != nil {
+			return err
+		}
+		if !has {
+			hint := program + " platform create -db " + shellQuote(db.path)
+			if *env != payments.Sandbox {
+				hint += " -env " + string(*env)
+			}
+			hint += " -name NAME"
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path) // #nosec G706 -- the operator's own -db, shell-quoted, in a JSON log
+		}
+		scheme := "http"
+		if *certFile != "" {
+			scheme = "https"
+		}
+		err = httpserver.Run(ctx, httpserver.NewWithOptions(svc, logger, opts), httpserver.Config{
+			Addr:     *addr,
+			CertFile: *certFile,
+			KeyFile:  *keyFile,
+			Logger:   logger,
+			Ready: func(a net.Addr) {
+				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
+					"environment", string(*env), "db", db.path, "timestamp_tolerance", tolerance.String(),
+					"data_key_id", svc.DataKeyID())
+			},
+		})
+		if err != nil {
+			return err
+		}
+		logger.Info("stopped")
+		return nil
+	})
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)
+
+// shellQuote quotes s for a POSIX shell when it needs it, so that a printed hint can be
+// pasted as it is.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
