@@ -43,11 +43,13 @@ type NewPayeeBank struct {
 
 func (NewPayeeBank) requestSchema() string { return payeeBankRequest }
 
-// providerAccountTypes maps bank_acc_type to the payout provider's account type code.
+// providerAccountTypes maps bank_acc_type to the payout provider's account type code. The
+// types are those schema/payee_banks_add.json accepts: the validator refuses to start
+// when a type has no code here, or a code no type there (see enumTables).
 var providerAccountTypes = map[string]string{"savings": "AHO", "current": "CTE", "no_needed": "NON"}
 
-// ProviderAccountType returns the payout provider's code for a payee bank's
-// bank_acc_type: savings AHO, current CTE, no_needed NON.
+// ProviderAccountType returns the payout provider's code for a payee bank's bank_acc_type,
+// any type Add Payee Bank accepts (savings is AHO).
 //
 // Returns CodeInvalid for any other type.
 func ProviderAccountType(bankAccType string) (string, error) {

@@ -310,7 +310,7 @@ func newBlindIndex(root []byte) *blindIndex {
 
 // bankAccount returns the index of a linked account number: the user and the routing
 // number are in the message too, so equal numbers of different users or banks do not
-// share an index. The number is used as validated (4 to 20 digits, nothing to normalise):
+// share an index. The number is used as validated (digits only, nothing to normalise):
 // two numbers are the same account when they are the same digits, as before sealing.
 func (b *blindIndex) bankAccount(userID, routingNumber, accountNumber string) []byte {
 	mac := hmac.New(sha256.New, b.key)

@@ -67,11 +67,8 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 }
 
 func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	body, err := s.check(in.requestSchema(), nil, nil, in)
+	_, err := s.check(in.requestSchema(), nil, nil, in)
 	if err != nil {
-		return Payee{}, err
-	}
-	if err := checkContact(body, false); err != nil {
 		return Payee{}, err
 	}
 	params := queries.CreatePayeeParams{

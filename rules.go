@@ -57,10 +57,35 @@ type PayeeRules struct {
 // payeeBankRequest is the request whose fields the rules govern (with the address fields).
 const payeeBankRequest = "payee_banks_add"
 
-// dataTypeTags says which field a format-bearing data type may govern.
-var dataTypeTags = map[string]string{
-	"iban": "account_number", "clabe": "account_number", "ifsc": "identifier_value",
-	"country": "country", "enum": "bank_acc_type",
+// dataTypes gives each data type of a field rule its meaning: the one field a
+// format-bearing type may govern ("" for any), and the check it adds to the length (nil
+// for none). Its keys are the data_type enumeration of schema/payee_rules_load.json, where
+// the types are written: the validator refuses to start when the two differ (enumTables).
+var dataTypes = map[string]struct {
+	field string
+	check func(value, country string, length int) string // see ibanProblem
+}{
+	"string":  {},
+	"numeric": {check: digitsProblem},
+	"iban":    {field: "account_number", check: ibanProblem},
+	"clabe":   {field: "account_number", check: func(s, _ string, _ int) string { return clabeProblem(s) }},
+	"ifsc":    {field: "identifier_value", check: ifscProblem},
+	"country": {field: "country"},
+	"enum":    {field: "bank_acc_type"},
+}
+
+func digitsProblem(s, _ string, _ int) string {
+	if strings.Trim(s, "0123456789") != "" {
+		return "must contain digits only"
+	}
+	return ""
+}
+
+func ifscProblem(s, _ string, _ int) string {
+	if !ifscPattern.MatchString(s) {
+		return "must be an IFSC code: four letters, a zero, then six letters or digits"
+	}
+	return ""
 }
 
 var ifscPattern = regexp.MustCompile(`^[A-Z]{4}0[A-Z0-9]{6}$`)
@@ -229,8 +254,8 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validat
 				return nil, nil, rulesFault("%s: tag %q is listed twice.", at, f.Tag)
 			case limit > 0 && f.Length > limit:
 				return nil, nil, rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
-			case dataTypeTags[f.DataType] != "" && dataTypeTags[f.DataType] != f.Tag:
-				return nil, nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypeTags[f.DataType], f.Tag)
+			case dataTypes[f.DataType].field != "" && dataTypes[f.DataType].field != f.Tag:
+				return nil, nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypes[f.DataType].field, f.Tag)
 			}
 			tags[f.Tag] = true
 		}
@@ -380,23 +405,10 @@ func ruleProblem(country, field, identifierType string, rule FieldRule, listed b
 		if n := utf8.RuneCountInString(s); n > rule.Length {
 			return fmt.Sprintf("%s must be at most %d characters for %s", field, rule.Length, country)
 		}
-		problem := ""
-		switch rule.DataType {
-		case "numeric":
-			if strings.Trim(s, "0123456789") != "" {
-				problem = "must contain digits only"
+		if check := dataTypes[rule.DataType].check; check != nil {
+			if problem := check(s, country, rule.Length); problem != "" {
+				return fmt.Sprintf("%s %s for %s", field, problem, country)
 			}
-		case "iban":
-			problem = ibanProblem(s, country, rule.Length)
-		case "clabe":
-			problem = clabeProblem(s)
-		case "ifsc":
-			if !ifscPattern.MatchString(s) {
-				problem = "must be an IFSC code: four letters, a zero, then six letters or digits"
-			}
-		}
-		if problem != "" {
-			return fmt.Sprintf("%s %s for %s", field, problem, country)
 		}
 		return ""
 	}

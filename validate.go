@@ -47,6 +47,7 @@ type validator struct {
 	docs    map[string]any                // every schema document by URL, to read keyword values
 	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
 	formats map[string]format             // the formats the schemas may name
+	rules   map[string][]bodyRule         // request name -> the rules over its body, in order
 	// uuidOnly lists, for each request whose only input is path parameters that are all
 	// required UUIDs, those parameters: such a request is checked by a compiled fast path.
 	uuidOnly map[string][]string
@@ -80,9 +81,23 @@ func newValidator() (*validator, error) {
 		}
 		v.docs[url] = doc
 		raws[e.Name()] = raw
-		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+	}
+	// The rules over a body run once it meets the rest of its schema (bodyrules.go).
+	changed, rules, err := takeBodyRules(v.docs)
+	if err != nil {
+		return nil, err
+	}
+	for file, raw := range raws {
+		url := schemaBaseURL + file
+		if withoutRules, ok := changed[url]; ok {
+			raw = withoutRules
 		}
+		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err := v.compileBodyRules(c, rules); err != nil {
+		return nil, err
 	}
 	for file, raw := range raws {
 		if file == "defs.json" {
@@ -100,6 +115,9 @@ func newValidator() (*validator, error) {
 		if params := uuidPathParams(v.docs[schemaBaseURL+file]); params != nil {
 			v.uuidOnly[name] = params
 		}
+	}
+	if err := v.checkEnumTables(enumTables()); err != nil {
+		return nil, err
 	}
 	return v, nil
 }
@@ -219,8 +237,8 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 }
 
 // decoded is what Decode validated a request value as: the schema, the path and query
-// parameters, and the body as the client sent it, nulls included (what the 422 of a rule
-// beyond JSON Schema shows as its input, as pydantic shows the model's input).
+// parameters, and the body as the client sent it, nulls included (what the 422 of a payee
+// rule shows as its input, as pydantic shows the model's input).
 type decoded struct {
 	schema      string
 	path, query map[string]string
@@ -288,7 +306,7 @@ func sameValues(sent, params map[string]string) bool {
 // value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
 // A value DecodeRequest validated against the same schema and parameters is not validated
 // again. It returns the body as the validator saw it (as the client sent it, for a decoded
-// value), for the rules that run in Go.
+// value), for the payee rules, which run in Go after it.
 func (s *Service) check(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
 	if m, ok := body.(interface{ decodedAs() *decoded }); ok {
 		if d := m.decodedAs(); d != nil && d.schema == name && maps.Equal(d.path, pathParams) && maps.Equal(d.query, query) {
@@ -338,8 +356,8 @@ func invalid(fields ...FieldError) *Error {
 	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
 }
 
-// ruleError is the entry of a rule that runs in Go (pydantic's model validators): a
-// value_error at loc with the enclosing body as input.
+// ruleError is the entry of a rule over a whole object (pydantic's model validators): a
+// value_error at loc with the object, as the client sent it, as its input.
 func ruleError(input any, msg string, loc ...any) FieldError {
 	return FieldError{
 		Type:  "value_error",
@@ -499,7 +517,7 @@ func (v *validator) validate(name string, doc map[string]any, rawBody []byte) er
 	}
 	err := sch.Validate(doc)
 	if err == nil {
-		return nil
+		return v.checkBodyRules(name, doc["body"])
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {

@@ -133,9 +133,9 @@ func TestDecode_UsersCreate(t *testing.T) {
 		{"ErrNameType", body(`{"name":5}`), fieldErrors{stringType(5, "body", "name")}},
 		{"ErrNameNull", body(`{"name":null}`), fieldErrors{stringType(nil, "body", "name")}},
 
-		// Null means absent on an optional field (the contact rule, which runs after the
-		// schema, is not Decode's); a required one still wants its type.
-		{"OKOptionalNull", body(`{"name":"Ada","email":null,"phone_country_code":null,"phone":null}`), nil},
+		// Null means absent on an optional field (so a body of nulls has no contact: see
+		// contact_test.go); a required one still wants its type.
+		{"OKOptionalNull", body(`{"name":"Ada","email":"ada@example.com","phone_country_code":null,"phone":null}`), nil},
 		{"ErrNameNullOptionalNull", body(`{"name":null,"email":null}`), fieldErrors{stringType(nil, "body", "name")}},
 		{"OKNullBesideValue", body(`{"name":"Ada","email":"ada@example.com","phone":null}`), nil},
 		{"ErrOthersReportedBesideNull", body(`{"name":"","email":null,"phone_country_code":null,"phone":"x"}`), fieldErrors{
@@ -369,108 +369,6 @@ func TestErrorCode(t *testing.T) {
 			}
 			if got := payments.ErrorMessage(tc.err); got != tc.msg {
 				t.Errorf("ErrorMessage = %q, want %q", got, tc.msg)
-			}
-		})
-	}
-}
-
-// The contact rule runs in Go, after the schema: pydantic's model validator, reported at
-// ["body"] with the whole body as input.
-func TestCreateUser_ContactRule(t *testing.T) {
-	ctx := context.Background()
-	svc := mustOpen(t)
-	p := mustPlatform(t, svc)
-
-	for _, tc := range []struct {
-		name  string
-		in    payments.NewUser
-		input object
-	}{
-		{"ErrPhoneWithoutCode", payments.NewUser{Name: "Ada", Phone: ptr("2079460000")},
-			object{"name": "Ada", "phone": "2079460000"}},
-		{"ErrCodeWithoutPhone", payments.NewUser{Name: "Ada", Email: ptr("ada@example.com"), PhoneCountryCode: ptr("+44")},
-			object{"name": "Ada", "email": "ada@example.com", "phone_country_code": "+44"}},
-		{"ErrNoContact", payments.NewUser{Name: "Ada"}, object{"name": "Ada"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := svc.CreateUser(ctx, p.PlatformID, tc.in)
-			e := errorOf(t, err, payments.CodeInvalid)
-			if len(e.Fields) != 1 {
-				t.Fatalf("fields = %s, want one", canonicalJSON(t, e.Fields))
-			}
-			f := e.Fields[0]
-			if !strings.HasPrefix(f.Msg, "Value error, ") || len(f.Msg) == len("Value error, ") {
-				t.Errorf("msg = %q, want \"Value error, <what is wrong>\"", f.Msg)
-			}
-			want := payments.FieldError{Type: "value_error", Loc: loc("body"), Msg: f.Msg, Input: tc.input,
-				Ctx: object{"error": object{}}}
-			if g, w := canonicalJSON(t, f), canonicalJSON(t, want); g != w {
-				t.Errorf("field:\n got %s\nwant %s", g, w)
-			}
-		})
-	}
-
-	// Null means absent: a contact given as null is no contact. The entry shows the body
-	// as the client sent it, nulls included, as pydantic shows the model's input.
-	for _, tc := range []struct {
-		name string
-		raw  string
-	}{
-		{"ErrPhoneWithNullCode", `{"name":"Ada","phone":"2079460000","phone_country_code":null}`},
-		{"ErrCodeWithNullPhone", `{"name":"Ada","email":"ada@example.com","phone_country_code":"+44","phone":null}`},
-		{"ErrNullEmailNoContact", `{"name":"Ada","email":null}`},
-		{"ErrAllNullNoContact", `{"name":"Ada","email":null,"phone_country_code":null,"phone":null}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var in payments.NewUser
-			if err := svc.Decode("users_create", body(tc.raw), &in); err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			_, err := svc.CreateUser(ctx, p.PlatformID, in)
-			e := errorOf(t, err, payments.CodeInvalid)
-			var sent object
-			json.Unmarshal([]byte(tc.raw), &sent)
-			if len(e.Fields) != 1 || e.Fields[0].Type != "value_error" || canonicalJSON(t, e.Fields[0].Loc) != `["body"]` {
-				t.Fatalf("fields = %s, want one value_error at body", canonicalJSON(t, e.Fields))
-			}
-			if g, w := canonicalJSON(t, e.Fields[0].Input), canonicalJSON(t, sent); g != w {
-				t.Errorf("input %s, want the body as sent %s", g, w)
-			}
-		})
-	}
-
-	t.Run("SchemaBeforeRule", func(t *testing.T) {
-		// A body failing the schema is reported as such, not as a contact problem.
-		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: ""})
-		assertFields(t, err, fieldErrors{tooShort(1, "", "body", "name")})
-	})
-
-	for _, tc := range []struct {
-		name string
-		in   payments.NewUser
-	}{
-		{"OKEmailOnly", payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}},
-		{"OKPhoneOnly", payments.NewUser{Name: "Ada", Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}},
-		{"OKBoth", payments.NewUser{Name: "Ada", Email: ptr("ada2@example.com"), Phone: ptr("2079460000"), PhoneCountryCode: ptr("+44")}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := svc.CreateUser(ctx, p.PlatformID, tc.in); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-
-	for name, raw := range map[string]string{
-		"OKEmailWithNullPhone": `{"name":"Ada","email":"ada3@example.com","phone":null,"phone_country_code":null}`,
-		"OKPhoneWithNullEmail": `{"name":"Ada","email":null,"phone":"2079460000","phone_country_code":"+44"}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			var in payments.NewUser
-			if err := svc.Decode("users_create", body(raw), &in); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := svc.CreateUser(ctx, p.PlatformID, in); err != nil {
-				t.Fatal(err)
 			}
 		})
 	}
