@@ -95,7 +95,7 @@ func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in N
 }
 
 func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	if _, err := s.check(in.requestSchema(), nil, nil, in); err != nil {
+	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
 	params := s.bankAccountParams(in)
@@ -180,7 +180,7 @@ func takeDefault(ctx context.Context, q *queries.Queries, userID string, asked b
 // Returns CodeInvalid for a malformed id, CodeNotFound when the account is not of one of
 // the platform's users, and CodeForbidden while its user is not identity-verified.
 func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, accountID string) (BankAccount, error) {
-	if _, err := s.check("accounts_get", map[string]string{"account_id": accountID}, nil, nil); err != nil {
+	if _, err := s.validate("accounts_get", map[string]string{"account_id": accountID}, nil, nil); err != nil {
 		return BankAccount{}, err
 	}
 	var row queries.BankAccount

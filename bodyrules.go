@@ -132,9 +132,9 @@ func (v *validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]
 	return nil
 }
 
-// checkBodyRules runs the rules of the named request on body, which meets the rest of its
+// validateBodyRules runs the rules of the named request on body, which meets the rest of its
 // schema: the first failing one is the 422.
-func (v *validator) checkBodyRules(name string, body any) error {
+func (v *validator) validateBodyRules(name string, body any) error {
 	for _, r := range v.rules[name] {
 		err := r.schema.Validate(body)
 		if _, failed := err.(*jsonschema.ValidationError); failed {

@@ -51,7 +51,7 @@ type DeletedCard struct {
 //
 // Returns CodeInvalid when the card fails validation and CodeNotFound for an unknown user.
 func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card, error) {
-	if _, err := s.check("cards_add", map[string]string{"user_id": userID}, nil, in); err != nil {
+	if _, err := s.validate("cards_add", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Card{}, err
 	}
 	c := Card{
@@ -97,7 +97,7 @@ func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID s
 }
 
 func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	if _, err := s.check(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
+	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)

@@ -66,7 +66,7 @@ func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 // Returns CodeInvalid when the address fails validation and CodeNotFound when the user or
 // the user's payee does not exist.
 func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, in NewPayeeAddress) (PayeeAddress, error) {
-	if _, err := s.check("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, nil, in); err != nil {
+	if _, err := s.validate("addresses_add", map[string]string{"user_id": userID, "payee_id": payeeID}, nil, in); err != nil {
 		return PayeeAddress{}, err
 	}
 	params := queries.CreatePayeeAddressParams{
@@ -115,7 +115,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 // platform's.
 func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, userID, payeeID string) ([]PayeeAddress, error) {
 	query := map[string]string{"payee_id": payeeID}
-	if err := s.checkAsSent(ctx, "addresses_list", map[string]string{"user_id": userID}, query, "payee_id"); err != nil {
+	if err := s.validateAsSent(ctx, "addresses_list", map[string]string{"user_id": userID}, query, "payee_id"); err != nil {
 		return nil, err
 	}
 	out := []PayeeAddress{}
@@ -143,7 +143,7 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the address is not the user's.
 func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, userID, addressID string) (PayeeAddress, error) {
-	if _, err := s.check("addresses_get", map[string]string{"user_id": userID, "address_id": addressID}, nil, nil); err != nil {
+	if _, err := s.validate("addresses_get", map[string]string{"user_id": userID, "address_id": addressID}, nil, nil); err != nil {
 		return PayeeAddress{}, err
 	}
 	var a PayeeAddress

@@ -102,7 +102,7 @@ func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 
 func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
-	body, err := s.check(in.requestSchema(), pathParams, nil, in)
+	body, err := s.validate(in.requestSchema(), pathParams, nil, in)
 	if err != nil {
 		return PayeeBank{}, err
 	}
@@ -186,7 +186,7 @@ func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 }
 
 func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
-	if _, err := s.check("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
+	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
 	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q *queries.Queries) error {

@@ -67,7 +67,7 @@ func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (
 }
 
 func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	_, err := s.check(in.requestSchema(), nil, nil, in)
+	_, err := s.validate(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return Payee{}, err
 	}
@@ -108,7 +108,7 @@ func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID 
 }
 
 func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	if _, err := s.check(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
+	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee

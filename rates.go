@@ -49,7 +49,7 @@ func rateFromRow(r queries.ExchangeRate) ExchangeRate {
 //
 // Returns CodeInvalid when the rate fails validation.
 func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (ExchangeRate, error) {
-	if _, err := s.check("rates_set", nil, nil, in); err != nil {
+	if _, err := s.validate("rates_set", nil, nil, in); err != nil {
 		return ExchangeRate{}, err
 	}
 	now := s.Now()
@@ -83,7 +83,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 //
 // Returns CodeInvalid for a malformed or unknown currency code.
 func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]ExchangeRate, error) {
-	if err := s.checkAsSent(ctx, "rates_get", nil, map[string]string{"payout_currency": payoutCurrency}); err != nil {
+	if err := s.validateAsSent(ctx, "rates_get", nil, map[string]string{"payout_currency": payoutCurrency}); err != nil {
 		return nil, err
 	}
 	out := []ExchangeRate{}

@@ -87,7 +87,7 @@ func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUs
 }
 
 func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
-	_, err := s.check(in.requestSchema(), nil, nil, in)
+	_, err := s.validate(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return User{}, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 //
 // Returns CodeInvalid when the parameters fail validation.
 func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams) (UserPage, error) {
-	if _, err := s.check(in.requestSchema(), nil, nil, in); err != nil {
+	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
 		return UserPage{}, err
 	}
 	rows, page := int64(in.RowsPerPage), int64(in.PageNo)
@@ -194,7 +194,7 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // user.
 func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID string) (User, error) {
-	if _, err := s.check("users_get", map[string]string{"user_id": userID}, nil, nil); err != nil {
+	if _, err := s.validate("users_get", map[string]string{"user_id": userID}, nil, nil); err != nil {
 		return User{}, err
 	}
 	key := userKey{platform: platformID, user: uuid.MustParse(userID)}

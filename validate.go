@@ -271,12 +271,12 @@ func WithRequest(ctx context.Context, req Request) context.Context {
 
 type requestKey struct{}
 
-// checkAsSent is check for the operations WithRequest describes. params holds every
+// validateAsSent is validate for the operations WithRequest describes. params holds every
 // path and query parameter the operation declares, "" for one its caller left out; the
-// names in optional are left out of what check validates when "". When ctx carries the
+// names in optional are left out of what is validated when "". When ctx carries the
 // request as sent and it holds the same values (a parameter left out reads as ""), that
 // request is validated instead, so that left out and empty stay apart.
-func (s *Service) checkAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
+func (s *Service) validateAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
 	if req, ok := ctx.Value(requestKey{}).(*Request); ok && len(req.Body) == 0 &&
 		sameValues(req.Path, path) && sameValues(req.Query, query) {
 		return s.schemas.validate(name, map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}, nil)
@@ -286,7 +286,7 @@ func (s *Service) checkAsSent(ctx context.Context, name string, path, query map[
 			delete(query, k)
 		}
 	}
-	_, err := s.check(name, path, query, nil)
+	_, err := s.validate(name, path, query, nil)
 	return err
 }
 
@@ -302,12 +302,12 @@ func sameValues(sent, params map[string]string) bool {
 	return true
 }
 
-// check validates what an operation was given: path and query parameters and a body
+// validate validates what an operation was given: path and query parameters and a body
 // value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
 // A value DecodeRequest validated against the same schema and parameters is not validated
 // again. It returns the body as the validator saw it (as the client sent it, for a decoded
 // value), for the payee rules, which run in Go after it.
-func (s *Service) check(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
+func (s *Service) validate(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
 	if m, ok := body.(interface{ decodedAs() *decoded }); ok {
 		if d := m.decodedAs(); d != nil && d.schema == name && maps.Equal(d.path, pathParams) && maps.Equal(d.query, query) {
 			return d.fields, nil // validated once, by Decode
@@ -517,7 +517,7 @@ func (v *validator) validate(name string, doc map[string]any, rawBody []byte) er
 	}
 	err := sch.Validate(doc)
 	if err == nil {
-		return v.checkBodyRules(name, doc["body"])
+		return v.validateBodyRules(name, doc["body"])
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
