@@ -204,9 +204,47 @@ func rulesFault(format string, args ...any) error {
 // parsePayeeRules checks a rules file as a whole and returns its rules, with each
 // country's field rules compiled.
 func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validator, error) {
+	rules, err := s.decodePayeeRules(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	limits := s.schemas.ruleTagLimits()
+	required := s.schemas.requiredBankFields()
+	countries := map[string]PayeeRules{}
+	compiled := map[string]*validator{}
+	pairs := map[string]bool{}
+	for i, r := range rules {
+		at := fmt.Sprintf("entry %d (%s/%s)", i, r.CountryCode, r.Account.PayoutCurrency)
+		pair := r.CountryCode + "/" + r.Account.PayoutCurrency
+		if pairs[pair] {
+			return nil, nil, rulesFault("%s: a second entry for the same country and currency.", at)
+		}
+		pairs[pair] = true
+		if err := checkRuleEntry(at, r, limits, required); err != nil {
+			return nil, nil, err
+		}
+		if first, seen := countries[r.CountryCode]; seen {
+			if !sameFieldRules(first, r) {
+				return nil, nil, rulesFault("%s: field rules differ from another entry of %s; they belong to the country.", at, r.CountryCode)
+			}
+			continue // the country's other entries have the same field rules: compiled already
+		}
+		countries[r.CountryCode] = r
+		v, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields)
+		if err != nil {
+			return nil, nil, rulesFault("%s: %v.", at, err)
+		}
+		compiled[r.CountryCode] = v
+	}
+	return rules, compiled, nil
+}
+
+// decodePayeeRules reads a rules file: JSON that meets schema/payee_rules_load.json, each
+// failure told as "entry PATH: message".
+func (s *Service) decodePayeeRules(raw []byte) ([]PayeeRules, error) {
 	doc, fe := parseBody(raw)
 	if fe != nil {
-		return nil, nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
+		return nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
 	}
 	err := s.schemas.validate("payee_rules_load", map[string]any{"path": map[string]any{}, "query": map[string]any{}, "body": doc}, nil)
 	if pe, ok := err.(*Error); ok && len(pe.Fields) > 0 {
@@ -222,66 +260,48 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validat
 				where = append(where, fmt.Sprintf("entry %s: %s", strings.Join(path, "."), f.Msg))
 			}
 		}
-		return nil, nil, rulesFault("%s.", strings.Join(where, "; "))
+		return nil, rulesFault("%s.", strings.Join(where, "; "))
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var rules []PayeeRules
 	if err := json.Unmarshal(raw, &rules); err != nil {
-		return nil, nil, rulesFault("%v.", err)
+		return nil, rulesFault("%v.", err)
 	}
+	return rules, nil
+}
 
-	limits := s.schemas.ruleTagLimits()
-	required := s.schemas.requiredBankFields()
-	countries := map[string]PayeeRules{}
-	compiled := map[string]*validator{}
-	pairs := map[string]bool{}
-	for i, r := range rules {
-		at := fmt.Sprintf("entry %d (%s/%s)", i, r.CountryCode, r.Account.PayoutCurrency)
-		pair := r.CountryCode + "/" + r.Account.PayoutCurrency
-		if pairs[pair] {
-			return nil, nil, rulesFault("%s: a second entry for the same country and currency.", at)
+// checkRuleEntry checks one entry of a rules file on its own: its tags are fields of the
+// requests, each once, within the requests' lengths and with a data type that may govern
+// it; the fields every payee bank needs are mandatory; its amounts are in order.
+func checkRuleEntry(at string, r PayeeRules, limits map[string]int, required []string) error {
+	tags := map[string]bool{}
+	for _, f := range append(append([]FieldRule{}, r.MandatoryFields...), r.OptionalFields...) {
+		limit, known := limits[f.Tag]
+		switch {
+		case !known:
+			return rulesFault("%s: tag %q is not a payee bank or address field.", at, f.Tag)
+		case tags[f.Tag]:
+			return rulesFault("%s: tag %q is listed twice.", at, f.Tag)
+		case limit > 0 && f.Length > limit:
+			return rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
+		case dataTypes[f.DataType].field != "" && dataTypes[f.DataType].field != f.Tag:
+			return rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypes[f.DataType].field, f.Tag)
 		}
-		pairs[pair] = true
-		tags := map[string]bool{}
-		for _, f := range append(append([]FieldRule{}, r.MandatoryFields...), r.OptionalFields...) {
-			limit, known := limits[f.Tag]
-			switch {
-			case !known:
-				return nil, nil, rulesFault("%s: tag %q is not a payee bank or address field.", at, f.Tag)
-			case tags[f.Tag]:
-				return nil, nil, rulesFault("%s: tag %q is listed twice.", at, f.Tag)
-			case limit > 0 && f.Length > limit:
-				return nil, nil, rulesFault("%s: %s length %d exceeds the request's limit of %d.", at, f.Tag, f.Length, limit)
-			case dataTypes[f.DataType].field != "" && dataTypes[f.DataType].field != f.Tag:
-				return nil, nil, rulesFault("%s: data_type %q applies to %s only, not %s.", at, f.DataType, dataTypes[f.DataType].field, f.Tag)
-			}
-			tags[f.Tag] = true
-		}
-		for _, field := range required {
-			if !containsTag(r.MandatoryFields, field) {
-				return nil, nil, rulesFault("%s: %s must be a mandatory field.", at, field)
-			}
-		}
-		min, _ := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
-		max, _ := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
-		if min.Cmp(max) > 0 {
-			return nil, nil, rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
-		}
-		if first, seen := countries[r.CountryCode]; seen && !sameFieldRules(first, r) {
-			return nil, nil, rulesFault("%s: field rules differ from another entry of %s; they belong to the country.", at, r.CountryCode)
-		}
-		countries[r.CountryCode] = r
-		if compiled[r.CountryCode] == nil { // the country's other entries have the same field rules
-			v, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields)
-			if err != nil {
-				return nil, nil, rulesFault("%s: %v.", at, err)
-			}
-			compiled[r.CountryCode] = v
+		tags[f.Tag] = true
+	}
+	for _, field := range required {
+		if !containsTag(r.MandatoryFields, field) {
+			return rulesFault("%s: %s must be a mandatory field.", at, field)
 		}
 	}
-	return rules, compiled, nil
+	min, _ := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
+	max, _ := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
+	if min.Cmp(max) > 0 {
+		return rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
+	}
+	return nil
 }
 
 func containsTag(fields []FieldRule, tag string) bool {

@@ -24,7 +24,7 @@ var cardAdd = &Command{
 func runCardAdd(ctx context.Context, x *Invocation, args []string) error {
 	fs := x.FlagSet()
 	user := idFlag(fs, "user", "the `USER_ID` of the card holder (required)")
-	brand := fs.String("brand", "visa", "the card `BRAND`: visa, mastercard, amex, discover, diners, jcb or unionpay")
+	brand := fs.String("brand", "visa", "the card `BRAND`, one of those schema/cards_add.json lists (visa, amex, …)")
 	last4 := fs.String("last4", "4242", "the last four `DIGITS` of the card number")
 	exp := fs.String("exp", "12/2030", "the expiry `MM/YYYY` (the month may have one digit)")
 	if err := x.Parse(fs, args); err != nil {
