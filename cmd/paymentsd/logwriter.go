@@ -10,31 +10,33 @@ import (
 // request that would go past it waits for its turn (nothing is dropped).
 const maxPendingLog = 1 << 20
 
-// The writer goroutine writes the pending lines every logFlushEvery, or as soon as
-// flushLogAt bytes are pending.
+// The writer goroutine writes the pending lines logFlushEvery after the first of them
+// came, or as soon as flushLogAt bytes are pending.
 const (
 	logFlushEvery = 5 * time.Millisecond
 	flushLogAt    = 64 << 10
 )
 
-// logWriter hands the serve log's lines to one goroutine, which writes whatever has
-// gathered each time it is free: one system call for many lines under load, one for each
-// line when the server is quiet (as soon as it is logged). A request then spends a copy
-// on its access-log line instead of a write to stderr. Lines keep their order, and Close
-// writes everything still waiting; a kill -9 loses at most the lines of the last moment.
+// logWriter hands the serve log's lines to one goroutine, which writes the lines of the
+// same few milliseconds together: one system call for many lines under load, and none
+// while the server is quiet. A request then spends a copy on its access-log line instead
+// of a write to stderr. Lines keep their order, and Close writes everything still
+// waiting; a kill -9 loses at most the lines of the last few milliseconds.
 type logWriter struct {
 	out     io.Writer
 	mu      sync.Mutex
 	pending []byte     // lines not yet taken by the writer goroutine
 	taken   *sync.Cond // the writer goroutine took pending: room again
 	closed  bool
-	ready   chan struct{} // holds a token while pending has lines
+	arrived chan struct{} // a token: the first line since the last write has come
+	full    chan struct{} // a token: flushLogAt bytes are pending
 	quit    chan struct{} // closed by Close
 	stopped chan struct{} // closed once the writer goroutine has written everything
 }
 
 func newLogWriter(out io.Writer) *logWriter {
-	w := &logWriter{out: out, ready: make(chan struct{}, 1), quit: make(chan struct{}), stopped: make(chan struct{})}
+	w := &logWriter{out: out, arrived: make(chan struct{}, 1), full: make(chan struct{}, 1),
+		quit: make(chan struct{}), stopped: make(chan struct{})}
 	w.taken = sync.NewCond(&w.mu)
 	go w.run()
 	return w
@@ -52,28 +54,46 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		<-w.stopped // what was queued first is written first
 		return w.out.Write(p)
 	}
+	first := len(w.pending) == 0
 	w.pending = append(w.pending, p...)
 	n := len(w.pending)
 	w.mu.Unlock()
-	if n >= flushLogAt {
-		select {
-		case w.ready <- struct{}{}:
-		default: // a token is already there: the writer goroutine will take p with the rest
-		}
+	switch {
+	case first:
+		notify(w.arrived)
+	case n >= flushLogAt:
+		notify(w.full)
 	}
 	return len(p), nil
 }
 
-// run writes what is pending each time there is some, until Close.
+// notify leaves a token in c unless one is there already.
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// run writes the pending lines logFlushEvery after the first of them came (sooner when
+// they fill flushLogAt), until Close.
 func (w *logWriter) run() {
 	defer close(w.stopped)
 	var spare []byte
-	tick := time.NewTicker(logFlushEvery)
-	defer tick.Stop()
+	gather := time.NewTimer(logFlushEvery)
+	gather.Stop()
 	for {
 		select {
-		case <-w.ready:
-		case <-tick.C:
+		case <-w.arrived:
+		case <-w.quit:
+			w.flush(spare)
+			return
+		}
+		gather.Reset(logFlushEvery) // the lines of the next few milliseconds join this one
+		select {
+		case <-gather.C:
+		case <-w.full:
+			gather.Stop()
 		case <-w.quit:
 			w.flush(spare)
 			return
