@@ -37,7 +37,7 @@ func programCommands() []*command.Command {
 		}
 		cmds = append(cmds, c)
 	}
-	return append(cmds, benchCommand, testCommand)
+	return append(cmds, benchCommand, testCommand, versionCommand)
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:
@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if isHelp(args[0]) {
 		return help(args[1:], stdout, stderr)
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	cmd, rest, err := command.Lookup(commands, program, args)
 	if err != nil && len(args) > 1 && isHelp(args[1]) && len(command.Subcommands(commands, args[0])) > 0 {
