@@ -2,7 +2,8 @@ package main
 
 // The command line's dispatch: Main is the whole program, callable from tests: it never
 // exits the process and reads only the arguments and streams it is given, and the
-// environment variables that may hold data keys (PAYMENTS_DATA_KEY, PAYMENTS_OLD_DATA_KEYS).
+// environment variables PAYMENTS_*: the data keys (PAYMENTS_DATA_KEY,
+// PAYMENTS_OLD_DATA_KEYS), serve's flags, and call's server and platform.
 
 import (
 	"context"
@@ -157,7 +158,7 @@ func usageLine(c *command.Command) string {
 	case command.UsesDatabase:
 		line += " [-db F]"
 	case command.UsesServer:
-		line += " -url URL"
+		line += " [-url URL]"
 	}
 	if c.Usage != "" {
 		line += " " + c.Usage
