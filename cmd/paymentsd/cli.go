@@ -2,7 +2,8 @@ package main
 
 // The command line's dispatch: Main is the whole program, callable from tests: it never
 // exits the process and reads only the arguments and streams it is given, and the
-// environment variables that may hold data keys (PAYMENTS_DATA_KEY, PAYMENTS_OLD_DATA_KEYS).
+// environment variables PAYMENTS_*: the data keys (PAYMENTS_DATA_KEY,
+// PAYMENTS_OLD_DATA_KEYS), serve's flags, and call's server and platform.
 
 import (
 	"context"
@@ -37,7 +38,7 @@ func programCommands() []*command.Command {
 		}
 		cmds = append(cmds, c)
 	}
-	return append(cmds, benchCommand, testCommand)
+	return append(cmds, benchCommand, testCommand, versionCommand)
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:
@@ -54,6 +55,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if isHelp(args[0]) {
 		return help(args[1:], stdout, stderr)
+	}
+	if args[0] == "-version" || args[0] == "--version" {
+		args = append([]string{"version"}, args[1:]...)
 	}
 	cmd, rest, err := command.Lookup(commands, program, args)
 	if err != nil && len(args) > 1 && isHelp(args[1]) && len(command.Subcommands(commands, args[0])) > 0 {
@@ -154,7 +158,7 @@ func usageLine(c *command.Command) string {
 	case command.UsesDatabase:
 		line += " [-db F]"
 	case command.UsesServer:
-		line += " -url URL"
+		line += " [-url URL]"
 	}
 	if c.Usage != "" {
 		line += " " + c.Usage

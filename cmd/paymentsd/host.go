@@ -32,6 +32,31 @@ var _ command.Host = (*host)(nil)
 // hostOf returns the host of an invocation of paymentsd.
 func hostOf(x *command.Invocation) *host { return x.Host.(*host) }
 
+// What call assumes when not told: the server serve runs by default, or the one its
+// environment names, and the platform the environment names.
+const (
+	envURL            = "PAYMENTS_URL"
+	envAddr           = "PAYMENTS_ADDR" // serve's -addr
+	envPlatformID     = "PAYMENTS_PLATFORM_ID"
+	envPlatformSecret = "PAYMENTS_PLATFORM_SECRET"
+	defaultURL        = "http://127.0.0.1:8080"
+)
+
+// localURL is call's default -url: $PAYMENTS_URL, else the server of $PAYMENTS_ADDR (a
+// host left out is this machine's), else serve's default address.
+func localURL() string {
+	if u := os.Getenv(envURL); u != "" {
+		return u
+	}
+	if addr := os.Getenv(envAddr); addr != "" {
+		if strings.HasPrefix(addr, ":") {
+			addr = "127.0.0.1" + addr
+		}
+		return "http://" + addr
+	}
+	return defaultURL
+}
+
 // callTimeout bounds a call's whole exchange, so that a stalled server cannot hang a script.
 const callTimeout = time.Minute
 
@@ -41,10 +66,11 @@ func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 		h.store = storeFlags(fs)
 		return h.store.check
 	case command.UsesServer:
-		h.url = fs.String("url", "", "the server's base `URL`, scheme://host:port (required)")
+		h.url = fs.String("url", "", "the server's base `URL`, scheme://host:port; default $"+envURL+
+			", else http:// and $"+envAddr+", else "+defaultURL)
 		return func() error {
 			if *h.url == "" {
-				return command.Usagef("-url is required")
+				*h.url = localURL()
 			}
 			_, err := parseBaseURL(*h.url)
 			return err
@@ -88,7 +114,8 @@ func (h *host) Server() (command.Server, error) {
 		Timeout:       callTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return command.Server{URL: u, Client: client, Now: time.Now}, nil
+	return command.Server{URL: u, Client: client, Now: time.Now,
+		PlatformID: os.Getenv(envPlatformID), Secret: os.Getenv(envPlatformSecret)}, nil
 }
 
 // Answered fails a call whose status is not 2xx, saying the status.

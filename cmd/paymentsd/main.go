@@ -5,6 +5,7 @@
 //
 //	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]
 //	                          [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]
+//	                          [-log-level info] [-log-format json|text]
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] USER_ID
@@ -15,9 +16,10 @@
 //	paymentsd keys generate   -out FILE
 //	paymentsd keys status     [-db F]
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
-//	paymentsd call -url URL (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
+//	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
+//	paymentsd version         [-json]   (also paymentsd -version)
 //
 // The administration commands (platform create to keys status) and call are the table of
 // package internal/command, which scenarios run too: a scenario line is the same command
@@ -42,6 +44,12 @@
 // A platform created with -require-timestamp must send X-Timestamp, its Unix seconds,
 // covered by the signature (call -timestamp now does both); serve -timestamp-tolerance is
 // how far from the server's clock it may be, either way (default 300s).
+//
+// Every serve flag may come from the environment instead: PAYMENTS_ and its name in
+// capitals, dashes to underscores (PAYMENTS_ADDR, PAYMENTS_RATE_LIMIT); a flag given wins.
+// call goes, without -url, to $PAYMENTS_URL, else http://$PAYMENTS_ADDR, else
+// http://127.0.0.1:8080, and signs with $PAYMENTS_PLATFORM_ID and $PAYMENTS_PLATFORM_SECRET
+// when -platform and -secret are not given.
 //
 // Exit status: 0 on success, 1 when the operation failed (for call: a status other than
 // 2xx), 2 for bad flags or arguments. Run 'paymentsd -h' or 'paymentsd COMMAND -h' for

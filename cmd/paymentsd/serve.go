@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -22,7 +23,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
@@ -39,9 +40,15 @@ requests are authenticated; past as many failures for one platform id or API key
 failures answer 429 and an address that failed for it is refused, while a request with
 the right secret from any other address still passes. 0 turns a limit
 off. Behind a reverse proxy, -client-ip-header names the header it writes the client's
-address in; without it every client counts as the proxy's address.`,
-	Uses: command.UsesDatabase,
-	Run:  runServe,
+address in; without it every client counts as the proxy's address.
+
+Every flag may come from the environment instead (listed below): PAYMENTS_ and the flag's
+name in capitals, dashes to underscores, as PAYMENTS_ADDR or PAYMENTS_RATE_LIMIT; a flag
+given wins. An invalid value in a variable is a usage error naming it. The data key's own
+PAYMENTS_DATA_KEY and PAYMENTS_OLD_DATA_KEYS keep their meaning (see -data-key-file).`,
+	Uses:      command.UsesDatabase,
+	EnvPrefix: "PAYMENTS_",
+	Run:       runServe,
 }
 
 // serveGCPercent is the collector's GOGC while serving, unless $GOGC sets one: the
@@ -61,6 +68,8 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
 		"remember each Idempotency-Key and its answer for `DURATION`")
 	limits := httpserver.LimitFlags(fs)
+	logLevel := fs.String("log-level", "info", "log at `LEVEL` and above: debug, info, warn or error")
+	logFormat := fs.String("log-format", "json", "log in `FORMAT`: json (one object a line) or text (key=value)")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -77,6 +86,10 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		return command.Usagef("-timestamp-tolerance %v: want whole seconds, at least 1s", *tolerance)
 	}
 	if err := command.NoArgs(fs); err != nil {
+		return err
+	}
+	newHandler, err := logHandler(*logLevel, *logFormat)
+	if err != nil {
 		return err
 	}
 	if *idempotencyTTL <= 0 {
@@ -102,7 +115,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	// The log's lines reach stderr through one goroutine (logWriter), off the requests' path.
 	logOut := newLogWriter(x.Stderr)
 	defer logOut.Close()
-	logger := slog.New(slog.NewJSONHandler(logOut, nil))
+	logger := slog.New(newHandler(logOut))
 	h.logger = logger
 	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
 	return h.withService(ctx, svcOpts, func(svc *payments.Service) error {
@@ -139,6 +152,30 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		logger.Info("stopped")
 		return nil
 	})
+}
+
+// logHandler returns the constructor of the log's handler for -log-level and -log-format.
+func logHandler(level, format string) (func(io.Writer) slog.Handler, error) {
+	var opts slog.HandlerOptions
+	switch level {
+	case "debug":
+		opts.Level = slog.LevelDebug
+	case "info":
+		opts.Level = slog.LevelInfo
+	case "warn":
+		opts.Level = slog.LevelWarn
+	case "error":
+		opts.Level = slog.LevelError
+	default:
+		return nil, command.Usagef("-log-level %q: want debug, info, warn or error", level)
+	}
+	switch format {
+	case "json":
+		return func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, &opts) }, nil
+	case "text":
+		return func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, &opts) }, nil
+	}
+	return nil, command.Usagef("-log-format %q: want json or text", format)
 }
 
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@%+=,-]+$`)

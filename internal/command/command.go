@@ -33,7 +33,10 @@ type Command struct {
 	Uses    Use    // what the command needs of its host besides its words
 	// Sets lists the scenario variables the command sets from what it prints.
 	Sets []Export
-	Run  func(ctx context.Context, x *Invocation, args []string) error
+	// EnvPrefix, when set, lets every flag come from an environment variable instead:
+	// PREFIX and the flag's name upper-cased, dashes to underscores (see EnvName).
+	EnvPrefix string
+	Run       func(ctx context.Context, x *Invocation, args []string) error
 }
 
 // Use says what a command needs of its host.
@@ -139,6 +142,11 @@ func (x *Invocation) Parse(fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return &UsageError{Msg: err.Error()}
 	}
+	if x.Command.EnvPrefix != "" {
+		if err := setFromEnv(fs, x.Command.EnvPrefix); err != nil {
+			return err
+		}
+	}
 	if check != nil {
 		return check()
 	}
@@ -163,6 +171,9 @@ func (x *Invocation) PrintHelp() {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		if c.EnvPrefix != "" {
+			printEnv(w, fs, c.EnvPrefix)
+		}
 	}
 }
 
