@@ -75,6 +75,7 @@ func (s *server) handler(routes []route) http.Handler {
 	for _, rt := range routes {
 		s.route(mux, rt)
 	}
+	s.mountOps(mux)
 	return s.accessLog(jsonMux{mux: mux, now: s.svc.Now})
 }
 
