@@ -39,6 +39,10 @@ func (s *server) mountOps(mux *http.ServeMux) {
 		}
 		writeJSON(w, http.StatusOK, health{Status: "ok"})
 	}))
+	if !s.metricsOff {
+		metrics := s.metrics.Handler()
+		mux.HandleFunc(metricsPattern, ours(metrics.ServeHTTP))
+	}
 }
 
 // ours marks a handler's answers as its own, not the mux's (muxGuard).
