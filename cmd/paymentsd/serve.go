@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
@@ -22,7 +23,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-metrics-addr ADDR]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
@@ -39,7 +40,10 @@ requests are authenticated; past as many failures for one platform id or API key
 failures answer 429 and an address that failed for it is refused, while a request with
 the right secret from any other address still passes. 0 turns a limit
 off. Behind a reverse proxy, -client-ip-header names the header it writes the client's
-address in; without it every client counts as the proxy's address.`,
+address in; without it every client counts as the proxy's address.
+
+GET /healthz, GET /readyz and GET /metrics (Prometheus) need no credentials. With
+-metrics-addr, /metrics is served on that address alone (the API's answers 404).`,
 	Uses: command.UsesDatabase,
 	Run:  runServe,
 }
@@ -61,6 +65,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	idempotencyTTL := fs.Duration("idempotency-ttl", payments.DefaultIdempotencyTTL,
 		"remember each Idempotency-Key and its answer for `DURATION`")
 	limits := httpserver.LimitFlags(fs)
+	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics on the TCP address `ADDR` instead of the API's")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -122,6 +127,22 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		if *certFile != "" {
 			scheme = "https"
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		metricsDone := make(chan error, 1)
+		if *metricsAddr != "" {
+			opts.Metrics, opts.MetricsApart = httpserver.NewMetrics(svc), true
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", opts.Metrics.Handler())
+			go func() {
+				err := httpserver.Run(ctx, mux, httpserver.Config{Addr: *metricsAddr, Logger: logger,
+					Ready: func(a net.Addr) { logger.Info("metrics listening", "addr", a.String()) }})
+				cancel() // a metrics listener that fails stops the server
+				metricsDone <- err
+			}()
+		} else {
+			metricsDone <- nil
+		}
 		err = httpserver.Run(ctx, httpserver.NewWithOptions(svc, logger, opts), httpserver.Config{
 			Addr:     *addr,
 			CertFile: *certFile,
@@ -133,6 +154,10 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 					"data_key_id", svc.DataKeyID())
 			},
 		})
+		cancel()
+		if merr := <-metricsDone; err == nil && merr != nil {
+			err = fmt.Errorf("metrics: %w", merr)
+		}
 		if err != nil {
 			return err
 		}
