@@ -58,6 +58,9 @@ type committer struct {
 	commits      atomic.Int64
 	committedOps atomic.Int64
 	beforeCommit atomic.Pointer[func(ctx context.Context, tx *sql.Tx) error]
+	// batches counts committed transactions by size, in the buckets of
+	// CommitBatchBounds (stats.go): 1, 2, 3-4, 5-8, … 65-128 operations.
+	batches [8]atomic.Int64
 }
 
 func newCommitter() committer {
@@ -226,6 +229,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 	}
 	s.commit.commits.Add(1)
 	s.commit.committedOps.Add(int64(n))
+	s.commit.batches[batchBucket(n)].Add(1)
 }
 
 // failBatch gives err to every operation that had succeeded in a batch that is not

@@ -20,6 +20,7 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authK
 	addr := clientAddr(r, s.ipHeader)
 	claim, presented := claimOf(r, auth)
 	if th := s.failures.admit(addr, claim, s.now()); th != nil {
+		s.metrics.rateLimited.WithLabelValues(limitAuthFailures).Inc()
 		return th
 	}
 	var err error
@@ -40,7 +41,9 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authK
 		// Only a guess is counted: a request without credentials guesses nothing, and an
 		// internal fault is nobody's failure.
 		if presented && payments.ErrorCode(err) == payments.CodeUnauthorized {
+			s.metrics.authFailures.Inc()
 			if th := s.failures.fail(addr, claim, s.now()); th != nil {
+				s.metrics.rateLimited.WithLabelValues(limitAuthFailures).Inc()
 				return th
 			}
 		}
@@ -52,11 +55,18 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authK
 	// claim names the credential that has just been proved: the platform, or the API key.
 	ok, tokens := s.rates.take(claim, s.now())
 	if !ok {
+		s.metrics.rateLimited.WithLabelValues(limitRate).Inc()
 		return s.rates.tooMany(msgTooManyRequests, tokens)
 	}
 	s.rates.setHeaders(w.Header(), tokens)
 	return nil
 }
+
+// The limit label of payments_rate_limited_total.
+const (
+	limitRate         = "rate"
+	limitAuthFailures = "auth_failures"
+)
 
 // claimOf returns the credential a request names, as a key of the limiters ("" when the
 // name is missing or malformed), and whether it presents credentials at all (both

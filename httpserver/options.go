@@ -48,6 +48,12 @@ type Options struct {
 	TrackedKeys int
 	// Now is the limiters' clock; nil means time.Now.
 	Now func() time.Time
+	// Metrics collects the handler's metrics; nil: metrics of the handler's own
+	// (NewMetrics).
+	Metrics *Metrics
+	// MetricsApart leaves GET /metrics off the handler (it answers 404), for a program
+	// that serves Metrics.Handler() on a listener of its own.
+	MetricsApart bool
 }
 
 // withDefaults returns o with its zero values replaced by the defaults.

@@ -61,6 +61,11 @@ func newServer(svc *payments.Service, logger *slog.Logger, opts Options) *server
 		now:         opts.Now,
 		ipHeader:    opts.ClientIPHeader,
 		failures:    newFailureThrottle(opts.AuthFailures, opts.TrackedKeys),
+		metrics:     opts.Metrics,
+		metricsOff:  opts.MetricsApart,
+	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics(svc)
 	}
 	if opts.RateLimit > 0 {
 		s.rates = newTable(quota{rate: rate.Limit(opts.RateLimit), burst: opts.RateBurst}, opts.TrackedKeys)
@@ -75,6 +80,7 @@ func (s *server) handler(routes []route) http.Handler {
 	for _, rt := range routes {
 		s.route(mux, rt)
 	}
+	s.mountOps(mux)
 	return s.accessLog(jsonMux{mux: mux, now: s.svc.Now})
 }
 
@@ -89,6 +95,9 @@ type server struct {
 	ipHeader string           // Options.ClientIPHeader
 	rates    *table           // a bucket per platform and per API key; nil: no limit
 	failures *failureThrottle // nil: failures are not throttled
+
+	metrics    *Metrics
+	metricsOff bool // Options.MetricsApart: /metrics is served elsewhere
 }
 
 type authKind int
@@ -367,6 +376,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 		}
 		w.Header()["X-Request-Id"] = []string{id} // the canonical form of X-Request-ID
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, id: id}
+		s.metrics.inFlight.Inc()
 		defer func() {
 			ctx := r.Context()
 			if p := recover(); p != nil {
@@ -375,6 +385,9 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 					writeJSON(rec, http.StatusInternalServerError, errorEnvelope("Internal error.", s.svc.Now()))
 				}
 			}
+			s.metrics.inFlight.Dec()
+			// r.Pattern is the route the mux matched (it sets it on r), never the path.
+			s.metrics.observe(r.Pattern, r.Method, rec.status, time.Since(start))
 			h := s.log.Handler()
 			if !h.Enabled(ctx, slog.LevelInfo) {
 				return

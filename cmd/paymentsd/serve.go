@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"regexp"
@@ -23,7 +24,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text]",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
@@ -45,7 +46,10 @@ address in; without it every client counts as the proxy's address.
 Every flag may come from the environment instead (listed below): PAYMENTS_ and the flag's
 name in capitals, dashes to underscores, as PAYMENTS_ADDR or PAYMENTS_RATE_LIMIT; a flag
 given wins. An invalid value in a variable is a usage error naming it. The data key's own
-PAYMENTS_DATA_KEY and PAYMENTS_OLD_DATA_KEYS keep their meaning (see -data-key-file).`,
+PAYMENTS_DATA_KEY and PAYMENTS_OLD_DATA_KEYS keep their meaning (see -data-key-file).
+
+GET /healthz, GET /readyz and GET /metrics (Prometheus) need no credentials. With
+-metrics-addr, /metrics is served on that address alone (the API's answers 404).`,
 	Uses:      command.UsesDatabase,
 	EnvPrefix: "PAYMENTS_",
 	Run:       runServe,
@@ -70,6 +74,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	limits := httpserver.LimitFlags(fs)
 	logLevel := fs.String("log-level", "info", "log at `LEVEL` and above: debug, info, warn or error")
 	logFormat := fs.String("log-format", "json", "log in `FORMAT`: json (one object a line) or text (key=value)")
+	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics on the TCP address `ADDR` instead of the API's")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -135,6 +140,22 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		if *certFile != "" {
 			scheme = "https"
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		metricsDone := make(chan error, 1)
+		if *metricsAddr != "" {
+			opts.Metrics, opts.MetricsApart = httpserver.NewMetrics(svc), true
+			mux := http.NewServeMux()
+			mux.Handle("GET /metrics", opts.Metrics.Handler())
+			go func() {
+				err := httpserver.Run(ctx, mux, httpserver.Config{Addr: *metricsAddr, Logger: logger,
+					Ready: func(a net.Addr) { logger.Info("metrics listening", "addr", a.String()) }})
+				cancel() // a metrics listener that fails stops the server
+				metricsDone <- err
+			}()
+		} else {
+			metricsDone <- nil
+		}
 		err = httpserver.Run(ctx, httpserver.NewWithOptions(svc, logger, opts), httpserver.Config{
 			Addr:     *addr,
 			CertFile: *certFile,
@@ -146,6 +167,10 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 					"data_key_id", svc.DataKeyID())
 			},
 		})
+		cancel()
+		if merr := <-metricsDone; err == nil && merr != nil {
+			err = fmt.Errorf("metrics: %w", merr)
+		}
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,56 @@
+package httpserver
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// The operations endpoints, apart from the API's route table (routes.go, which the
+// scenario coverage test reads): no authentication, no limits, no auth-failure counting,
+// nothing about any tenant in their answers.
+const (
+	healthzPattern = "GET /healthz"
+	readyzPattern  = "GET /readyz"
+	metricsPattern = "GET /metrics"
+)
+
+// readyTimeout is how long /readyz waits for the store to answer.
+const readyTimeout = time.Second
+
+// health is the body of /healthz and /readyz.
+type health struct {
+	Status string `json:"status"`
+	// The build's version (issue 12, item 5) goes here, beside Status.
+}
+
+// mountOps mounts /healthz, /readyz and (unless it is served apart) /metrics on mux.
+func (s *server) mountOps(mux *http.ServeMux) {
+	mux.HandleFunc(healthzPattern, ours(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, health{Status: "ok"})
+	}))
+	mux.HandleFunc(readyzPattern, ours(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		defer cancel()
+		if err := s.svc.Ping(ctx); err != nil {
+			s.log.WarnContext(ctx, "not ready", "error", err.Error())
+			writeJSON(w, http.StatusServiceUnavailable, health{Status: "not ready"})
+			return
+		}
+		writeJSON(w, http.StatusOK, health{Status: "ok"})
+	}))
+	if !s.metricsOff {
+		metrics := s.metrics.Handler()
+		mux.HandleFunc(metricsPattern, ours(metrics.ServeHTTP))
+	}
+}
+
+// ours marks a handler's answers as its own, not the mux's (muxGuard).
+func ours(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if g, ok := w.(*muxGuard); ok {
+			g.ours = true
+		}
+		h(w, r)
+	}
+}

@@ -1,0 +1,65 @@
+package payments
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/bits"
+)
+
+// Ping reports whether the store answers a trivial query on the reader pool before ctx
+// is done: what a readiness check asks. Returns an internal error otherwise (a closed
+// store, a deadline passed waiting for a reader).
+func (s *Service) Ping(ctx context.Context) error {
+	var one int
+	if err := s.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("payments: ping: %w", err)
+	}
+	return nil
+}
+
+// CommitBatchBounds are the upper bounds of the batch-size buckets of Stats: 1, 2, 4, …
+// up to the largest batch the committer makes.
+var CommitBatchBounds = func() []int {
+	var b []int
+	for n := 1; n <= maxBatch; n *= 2 {
+		b = append(b, n)
+	}
+	return b
+}()
+
+// Stats is what a service has done and holds, for metrics: nothing in it names a
+// platform, a user or any stored value.
+type Stats struct {
+	// Reader and Writer are the two connection pools' statistics.
+	Reader, Writer sql.DBStats
+	// Commits is the number of transactions the group commit has committed, and
+	// CommittedOps the write operations they carried (the sum of their batch sizes).
+	Commits, CommittedOps int64
+	// CommitBatches counts committed transactions by their number of operations:
+	// CommitBatches[i] those with at most CommitBatchBounds[i] and more than the bound
+	// before (not cumulative).
+	CommitBatches []int64
+}
+
+// Stats returns the service's statistics now. It takes no lock the requests take but
+// the pools' own, briefly.
+func (s *Service) Stats() Stats {
+	st := Stats{
+		Reader:        s.reader.Stats(),
+		Writer:        s.writer.Stats(),
+		Commits:       s.commit.commits.Load(),
+		CommittedOps:  s.commit.committedOps.Load(),
+		CommitBatches: make([]int64, len(CommitBatchBounds)),
+	}
+	for i := range st.CommitBatches {
+		st.CommitBatches[i] = s.commit.batches[i].Load()
+	}
+	return st
+}
+
+// batchBucket returns the index in CommitBatchBounds of the bucket of a batch of n
+// operations (1 ≤ n ≤ maxBatch).
+func batchBucket(n int) int {
+	return bits.Len(uint(n - 1))
+}
