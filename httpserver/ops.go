@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/platform-payments/payments/internal/version"
 )
 
 // The operations endpoints, apart from the API's route table (routes.go, which the
@@ -20,14 +22,18 @@ const readyTimeout = time.Second
 
 // health is the body of /healthz and /readyz.
 type health struct {
-	Status string `json:"status"`
-	// The build's version (issue 12, item 5) goes here, beside Status.
+	Status string        `json:"status"`
+	Build  *version.Info `json:"build,omitempty"` // /healthz: which build is running
 }
+
+// build is the running binary's build information, read once: what /healthz says and
+// `paymentsd version` prints. No HTTP header announces it.
+var build = version.Get()
 
 // mountOps mounts /healthz, /readyz and (unless it is served apart) /metrics on mux.
 func (s *server) mountOps(mux *http.ServeMux) {
 	mux.HandleFunc(healthzPattern, ours(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, health{Status: "ok"})
+		writeJSON(w, http.StatusOK, health{Status: "ok", Build: &build})
 	}))
 	mux.HandleFunc(readyzPattern, ours(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,8 +19,19 @@ func TestHealthz(t *testing.T) {
 	svc, _ := freshService(t)
 	h := httpserver.New(svc, nil)
 	rec := serve(h, httptest.NewRequest(http.MethodGet, "/healthz", nil))
-	if rec.Code != http.StatusOK || strings.TrimSpace(rec.Body.String()) != `{"status":"ok"}` {
-		t.Errorf("GET /healthz: %d %s, want 200 {\"status\":\"ok\"}", rec.Code, rec.Body)
+	// The body says the process is up and which build it is, as paymentsd version does.
+	var body struct {
+		Status string `json:"status"`
+		Build  struct {
+			Version, Go string
+		} `json:"build"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != http.StatusOK ||
+		body.Status != "ok" || body.Build.Version == "" || body.Build.Go != runtime.Version() {
+		t.Errorf("GET /healthz: %d %s, want 200 with status ok and the build", rec.Code, rec.Body)
+	}
+	if server := rec.Header().Get("Server"); server != "" {
+		t.Errorf("Server header %q: no header announces the version", server)
 	}
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("Content-Type %q", ct)
