@@ -26,14 +26,14 @@ const program = "paymentsd"
 
 // commands is the table Main dispatches on, in the order the help lists them: the shared
 // table of package command (what a scenario runs too) with the commands of paymentsd
-// alone, serve, keys generate and rotate, bench and test.
+// alone, serve, keys generate and rotate, backup, bench and test.
 var commands = programCommands()
 
 func programCommands() []*command.Command {
 	cmds := []*command.Command{serveCommand}
 	for _, c := range command.Table {
 		if c.Name == "keys status" {
-			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand)
+			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand, backupCommand)
 			continue
 		}
 		cmds = append(cmds, c)

@@ -16,6 +16,7 @@
 //	paymentsd keys generate   -out FILE
 //	paymentsd keys status     [-db F]
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
+//	paymentsd backup          [-db F] FILE
 //	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
