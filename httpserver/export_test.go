@@ -32,6 +32,6 @@ func (t *table) Size() int { return t.size() }
 // body (or error). It is for the tests of what the server does around any handler: a
 // panic, a response that does not encode.
 func NewWithRoute(svc *payments.Service, logger *slog.Logger, opts Options, pattern string, h func() (any, error)) http.Handler {
-	extra := route{pattern, platformAPI, noBody, func(*server, context.Context, *call) (any, error) { return h() }}
+	extra := route{pattern, platformAPI, noBody, reads, func(*server, context.Context, *call) (any, error) { return h() }}
 	return newServer(svc, logger, opts).handler(append(slices.Clone(routes), extra))
 }

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -132,7 +131,7 @@ var pathParam = regexp.MustCompile(`\{(\w+)\}`)
 func (s *server) route(mux *http.ServeMux, rt route) {
 	pattern, auth, body, h := rt.pattern, rt.auth, rt.body, rt.handler
 	// Routes that change something take an Idempotency-Key.
-	changes := !strings.HasPrefix(pattern, http.MethodGet+" ") && !readOnly[pattern]
+	takesKey := rt.effect == changes
 	var params []string
 	for _, m := range pathParam.FindAllStringSubmatch(pattern, -1) {
 		params = append(params, m[1])
@@ -174,7 +173,7 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			}
 		}
 		var idem *payments.Idempotency
-		if changes {
+		if takesKey {
 			if idem, err = idempotency(r, raw); err != nil {
 				s.writeError(w, r, err)
 				return
