@@ -1,9 +1,7 @@
 package httpserver
 
 import (
-	"encoding/hex"
 	"net/http"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -79,23 +77,7 @@ func claimOf(r *http.Request, auth authKind) (claim string, presented bool) {
 	id := r.Header.Get(name)
 	presented = id != "" && r.Header.Get(secret) != ""
 	if parsed, err := uuid.Parse(id); err == nil {
-		var b strings.Builder
-		b.Grow(len(kind) + 36)
-		b.WriteString(kind)
-		var text [36]byte
-		encodeUUID(&text, parsed)
-		b.Write(text[:])
-		claim = b.String()
+		claim = kind + parsed.String()
 	}
 	return claim, presented
-}
-
-// encodeUUID writes id's canonical text (what id.String() returns) to text.
-func encodeUUID(text *[36]byte, id uuid.UUID) {
-	hex.Encode(text[0:8], id[0:4])
-	hex.Encode(text[9:13], id[4:6])
-	hex.Encode(text[14:18], id[6:8])
-	hex.Encode(text[19:23], id[8:10])
-	hex.Encode(text[24:], id[10:])
-	text[8], text[13], text[18], text[23] = '-', '-', '-', '-'
 }
