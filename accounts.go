@@ -100,7 +100,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 		}
 		row, err := q.CreateBankAccount(ctx, params)
 		if err != nil {
-			return storeError(err)
+			return s.storeError(err)
 		}
 		// The row holds the number sealed: the digits shown are those of the number given.
 		account = bankAccountFromRow(row, in.AccountNumber)
@@ -158,7 +158,7 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 // takeDefault applies the default-account rule for a new account of the user: it is the
 // default when it is the user's first, or when asked to be, and then the account that was
 // the default no longer is. It returns the new account's is_default.
-func takeDefault(ctx context.Context, q *queries.Queries, userID string, asked bool) (int64, error) {
+func takeDefault(ctx context.Context, q queries.Querier, userID string, asked bool) (int64, error) {
 	hasDefault, err := q.UserHasDefaultAccount(ctx, userID)
 	if err != nil {
 		return 0, err
@@ -184,7 +184,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		return BankAccount{}, err
 	}
 	var row queries.BankAccount
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{
 			ID:         canonicalID(accountID),
 			PlatformID: platformID.String(),

@@ -45,11 +45,15 @@ func (s *Service) Backup(ctx context.Context, path string) (err error) {
 	}()
 	// A connection of its own: the read pool's are query-only, which refuses VACUUM INTO,
 	// and the writer's one connection belongs to the group committer.
+	st, ok := s.store.(*sqliteStore)
+	if !ok {
+		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
+	}
 	var file string
-	if err := s.reader.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
+	if err := st.reader.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
 		return fmt.Errorf("payments: backup: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(file, "_pragma=query_only(0)"))
+	db, err := sql.Open("sqlite", sqliteDSN(file, "_pragma=query_only(0)"))
 	if err != nil {
 		return fmt.Errorf("payments: backup: %w", err)
 	}

@@ -87,7 +87,7 @@ func TestUserCache(t *testing.T) {
 	// fresh reads the user as a service without a cache would.
 	fresh := func(id uuid.UUID) (User, error) {
 		var u User
-		err := other.query(ctx, func(q *queries.Queries) error {
+		err := other.query(ctx, func(q queries.Querier) error {
 			r, err := other.platformUser(ctx, q, platform.PlatformID, id.String())
 			u = userFromRow(r)
 			return err

@@ -63,7 +63,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 		ExpYear:   in.ExpYear,
 		CreatedAt: s.Now(),
 	}
-	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+	err := s.write(ctx, func(ctx context.Context, q queries.Querier) error {
 		if _, err := q.GetUser(ctx, c.UserID.String()); err != nil {
 			return notFound(err, "User not found.")
 		}
@@ -102,7 +102,7 @@ func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID s
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
-	err := s.writeRemembering(ctx, func() any { return deleted }, func(ctx context.Context, q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return deleted }, func(ctx context.Context, q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ var errClosed = errors.New("payments: the store is closed")
 // writeOp is one write operation waiting for its batch.
 type writeOp struct {
 	ctx  context.Context
-	fn   func(ctx context.Context, q *queries.Queries) error
+	fn   func(ctx context.Context, q queries.Querier) error
 	done chan opResult // buffered: the committer never waits for the caller
 }
 
@@ -94,17 +94,17 @@ func (c *committer) closeStatements() error {
 }
 
 // startCommitter starts the committer goroutine; Close stops it.
-func (s *Service) startCommitter() {
-	s.commit.stopped = make(chan struct{})
-	go s.commitLoop()
+func (st *sqliteStore) startCommitter() {
+	st.commit.stopped = make(chan struct{})
+	go st.commitLoop()
 }
 
 // stopCommitter makes new writes fail with errClosed, lets the batch in progress finish
 // and waits for the committer to return.
-func (s *Service) stopCommitter() {
-	s.commit.closeOnce.Do(func() { close(s.commit.closing) })
-	if s.commit.stopped != nil {
-		<-s.commit.stopped
+func (st *sqliteStore) stopCommitter() {
+	st.commit.closeOnce.Do(func() { close(st.commit.closing) })
+	if st.commit.stopped != nil {
+		<-st.commit.stopped
 	}
 }
 
@@ -115,17 +115,17 @@ func (s *Service) stopCommitter() {
 // caller that gives up while its operation runs must not interrupt the statements of the
 // batch's other operations. A ctx done before the operation's turn drops the operation
 // (write returns ctx.Err()). fn must not call write.
-func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q *queries.Queries) error) error {
+func (st *sqliteStore) write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
 	op := &writeOp{ctx: ctx, fn: fn, done: make(chan opResult, 1)}
-	s.commit.waiting.Add(1)
+	st.commit.waiting.Add(1)
 	select {
-	case s.commit.ops <- op:
-		s.commit.waiting.Add(-1)
+	case st.commit.ops <- op:
+		st.commit.waiting.Add(-1)
 	case <-ctx.Done():
-		s.commit.waiting.Add(-1)
+		st.commit.waiting.Add(-1)
 		return ctx.Err()
-	case <-s.commit.closing:
-		s.commit.waiting.Add(-1)
+	case <-st.commit.closing:
+		st.commit.waiting.Add(-1)
 		return errClosed
 	}
 	// Taken: the committer answers every operation it takes, once its batch is over.
@@ -139,37 +139,37 @@ func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q *que
 // commitLoop takes the first operation waiting and every other one waiting at that moment
 // (up to maxBatch), runs them as one batch, and starts again. The fsync of one batch is
 // the time in which the next one gathers.
-func (s *Service) commitLoop() {
-	defer close(s.commit.stopped)
+func (st *sqliteStore) commitLoop() {
+	defer close(st.commit.stopped)
 	batch := make([]*writeOp, 0, maxBatch)
 	for {
 		select { // closing wins over operations still waiting: they get errClosed
-		case <-s.commit.closing:
+		case <-st.commit.closing:
 			return
 		default:
 		}
 		select {
-		case op := <-s.commit.ops:
+		case op := <-st.commit.ops:
 			batch = append(batch[:0], op)
-		case <-s.commit.closing:
+		case <-st.commit.closing:
 			return
 		}
 	gather:
 		for len(batch) < maxBatch {
 			select {
-			case op := <-s.commit.ops:
+			case op := <-st.commit.ops:
 				batch = append(batch, op)
 			default:
 				break gather
 			}
 		}
-		s.runBatch(batch)
+		st.runBatch(batch)
 		clear(batch)
 	}
 }
 
 // runBatch runs the operations of batch in one transaction and answers each.
-func (s *Service) runBatch(batch []*writeOp) {
+func (st *sqliteStore) runBatch(batch []*writeOp) {
 	results := make([]opResult, len(batch))
 	defer func() {
 		for i, op := range batch {
@@ -179,7 +179,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, err := st.writer.BeginTx(ctx, nil)
 	if err != nil {
 		for i := range results {
 			results[i].err = fmt.Errorf("payments: begin: %w", err)
@@ -187,7 +187,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 		return
 	}
 	defer tx.Rollback() // after a COMMIT, a no-op
-	q := s.writeQ.WithTx(tx)
+	q := st.writeQ.WithTx(tx)
 	applied := make([]bool, len(batch))
 	// An operation alone in its batch needs no savepoint: the transaction is its own, and
 	// is rolled back whole when it fails.
@@ -198,7 +198,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 			continue
 		}
 		var txErr error
-		results[i], txErr = s.commit.runOp(ctx, tx, q, op, savepoints)
+		results[i], txErr = st.commit.runOp(ctx, tx, q, op, savepoints)
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
@@ -211,7 +211,7 @@ func (s *Service) runBatch(batch []*writeOp) {
 	if !slices.Contains(applied, true) {
 		return // nothing to keep: the deferred rollback undoes what failed
 	}
-	if hook := s.commit.beforeCommit.Load(); hook != nil {
+	if hook := st.commit.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, tx); err != nil {
 			failBatch(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
 			return
@@ -227,9 +227,9 @@ func (s *Service) runBatch(batch []*writeOp) {
 			n++
 		}
 	}
-	s.commit.commits.Add(1)
-	s.commit.committedOps.Add(int64(n))
-	s.commit.batches[batchBucket(n)].Add(1)
+	st.commit.commits.Add(1)
+	st.commit.committedOps.Add(int64(n))
+	st.commit.batches[batchBucket(n)].Add(1)
 }
 
 // failBatch gives err to every operation that had succeeded in a batch that is not
@@ -246,7 +246,7 @@ func failBatch(results []opResult, applied []bool, next int, err error) {
 // runOp runs one operation inside a savepoint of tx (or, alone in its batch, in tx
 // itself). The result is the operation's own; txErr reports that the savepoint itself
 // failed, so the whole transaction is suspect.
-func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q *queries.Queries, op *writeOp, savepoint bool) (r opResult, txErr error) {
+func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q queries.Querier, op *writeOp, savepoint bool) (r opResult, txErr error) {
 	if savepoint {
 		if _, err := tx.StmtContext(ctx, c.savepoint).ExecContext(ctx); err != nil {
 			return opResult{}, err

@@ -29,7 +29,7 @@ func hold(t *testing.T, svc *payments.Service) held {
 	started, release := make(chan struct{}), make(chan struct{})
 	h := held{release: sync.OnceFunc(func() { close(release) }), err: make(chan error, 1)}
 	go func() {
-		h.err <- svc.Write(context.Background(), func(context.Context, *queries.Queries) error {
+		h.err <- svc.Write(context.Background(), func(context.Context, queries.Querier) error {
 			close(started)
 			<-release
 			return nil
@@ -214,7 +214,7 @@ func TestGroupCommit(t *testing.T) {
 		h := hold(t, svc)
 		cctx, cancel := context.WithCancel(ctx)
 		first := queued(t, svc, 1, func() error {
-			return svc.Write(ctx, func(context.Context, *queries.Queries) error { cancel(); return nil })
+			return svc.Write(ctx, func(context.Context, queries.Querier) error { cancel(); return nil })
 		})
 		second := queued(t, svc, 2, createUser(svc, cctx, p.PlatformID, "Ada"))
 		third := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
@@ -242,7 +242,7 @@ func TestGroupCommit(t *testing.T) {
 		h := hold(t, svc)
 		cctx, cancel := context.WithCancel(ctx)
 		verify := queued(t, svc, 1, func() error {
-			return svc.Write(cctx, func(ctx context.Context, q *queries.Queries) error {
+			return svc.Write(cctx, func(ctx context.Context, q queries.Querier) error {
 				cancel()
 				_, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
 					VerifiedAt: verifiedAt})
@@ -272,7 +272,7 @@ func TestGroupCommit(t *testing.T) {
 		before := committed(svc)
 		h := hold(t, svc)
 		breaker := queued(t, svc, 1, func() error {
-			return svc.Write(ctx, func(context.Context, *queries.Queries) error { svc.BreakNextCommit(); return nil })
+			return svc.Write(ctx, func(context.Context, queries.Querier) error { svc.BreakNextCommit(); return nil })
 		})
 		a := queued(t, svc, 2, createUser(svc, ctx, p.PlatformID, "Ada"))
 		b := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
@@ -310,7 +310,7 @@ func TestGroupCommit(t *testing.T) {
 					err = fmt.Errorf("recovered %v, want boom", v)
 				}
 			}()
-			svc.Write(ctx, func(ctx context.Context, q *queries.Queries) error {
+			svc.Write(ctx, func(ctx context.Context, q queries.Querier) error {
 				if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
 					VerifiedAt: verifiedAt}); err != nil {
 					return err

@@ -48,16 +48,16 @@ func (s *Service) AccountIndex(userID, routingNumber, accountNumber string) []by
 func Validations(s *Service) int64 { return s.schemas.validations.Load() }
 
 // Write runs fn as one write operation, in a batch, as the service's operations do.
-func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q *queries.Queries) error) error {
+func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
 	return s.write(ctx, fn)
 }
 
 // WritesWaiting is the number of write operations waiting to be taken into a batch.
-func (s *Service) WritesWaiting() int64 { return s.commit.waiting.Load() }
+func (s *Service) WritesWaiting() int64 { return s.committer().waiting.Load() }
 
 // Committed returns the batches committed so far and the operations they carried.
 func (s *Service) Committed() (batches, ops int64) {
-	return s.commit.commits.Load(), s.commit.committedOps.Load()
+	return s.committer().commits.Load(), s.committer().committedOps.Load()
 }
 
 // BreakNextCommit makes SQLite refuse the next batch's COMMIT, as it refuses one that
@@ -65,7 +65,7 @@ func (s *Service) Committed() (batches, ops int64) {
 // tables made for it in the batch's transaction.
 func (s *Service) BreakNextCommit() {
 	hook := func(ctx context.Context, tx *sql.Tx) error {
-		s.commit.beforeCommit.Store(nil) // once
+		s.committer().beforeCommit.Store(nil) // once
 		for _, stmt := range []string{
 			"PRAGMA defer_foreign_keys = ON",
 			"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY)",
@@ -78,5 +78,8 @@ func (s *Service) BreakNextCommit() {
 		}
 		return nil
 	}
-	s.commit.beforeCommit.Store(&hook)
+	s.committer().beforeCommit.Store(&hook)
 }
+
+// committer is the group committer of a service on SQLite.
+func (s *Service) committer() *committer { return &s.store.(*sqliteStore).commit }

@@ -152,7 +152,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 
 	now := s.Now()
 	var rec queries.IdempotencyKey
-	err := s.query(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q queries.Querier) (err error) {
 		rec, err = q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{
 			Scope: scope, Key: idem.Key, NotBefore: formatTime(now.Add(-s.idempotencyTTL)),
 		})
@@ -177,7 +177,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		}
 	case CodeNotFound, CodeForbidden, CodeConflict:
 		// The operation refused and changed nothing: its refusal is the outcome to keep.
-		if serr := s.write(ctx, func(ctx context.Context, q *queries.Queries) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+		if serr := s.write(ctx, func(ctx context.Context, q queries.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
 			return zero, serr
 		}
 	default:
@@ -192,12 +192,12 @@ var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key i
 // writeRemembering is write for an operation that may run under an idempotency key: once
 // fn has made the change, the result (which result returns) is stored under the key in
 // the same transaction (in the operation's savepoint of its batch: both or neither).
-func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q *queries.Queries) error) error {
+func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q queries.Querier) error) error {
 	a, _ := ctx.Value(attemptKey{}).(*attempt)
 	if a == nil {
 		return s.write(ctx, fn)
 	}
-	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+	return s.write(ctx, func(ctx context.Context, q queries.Querier) error {
 		if err := fn(ctx, q); err != nil {
 			return err
 		}
@@ -213,7 +213,7 @@ type outcome struct {
 }
 
 // store records the outcome of the attempt in the transaction of q.
-func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, result any, opErr error) error {
+func (a *attempt) store(ctx context.Context, s *Service, q queries.Querier, result any, opErr error) error {
 	rec := queries.CreateIdempotencyRecordParams{
 		ID: s.newID().String(), Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
 	}
@@ -250,7 +250,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q *queries.Queries, res
 		}
 	}
 	if err := q.CreateIdempotencyRecord(ctx, rec); err != nil {
-		if isUniqueViolation(err) {
+		if s.isDuplicate(err) {
 			// Another process stored an outcome under this key first: its call ran.
 			return errKeyInFlight
 		}

@@ -90,7 +90,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		params.IsDefault = 1
 	}
 	var a PayeeAddress
-	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+	err := s.write(ctx, func(ctx context.Context, q queries.Querier) error {
 		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: params.PayeeID, UserID: params.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}
@@ -120,7 +120,7 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 	}
 	out := []PayeeAddress{}
 	// The user's existence never changes once seen: its addresses need no snapshot with it.
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, use
 		return PayeeAddress{}, err
 	}
 	var a PayeeAddress
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -116,7 +116,7 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q queries.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -189,7 +189,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q *queries.Queries) error {
+	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -81,7 +81,7 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
-	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q queries.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
 			return err
@@ -112,7 +112,7 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		return Payee{}, err
 	}
 	var p Payee
-	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q *queries.Queries) error {
+	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q queries.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

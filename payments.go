@@ -12,20 +12,13 @@ package payments
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/platform-payments/payments/queries"
 )
@@ -89,16 +82,9 @@ type Service struct {
 	// window is the signed-timestamp tolerance in whole seconds, either way of now.
 	window int64
 
-	// writer is capped at one connection with immediate transactions, so writers queue
-	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
-	writer *sql.DB
-	reader *sql.DB
-	// Statements prepared once per pool (and per connection as it is first used), so a
-	// request does not parse its SQL again: parsing costs as much as running a lookup.
-	writeQ *queries.Queries
-	readQ  *queries.Queries
-	// commit runs every write operation, in batches (committer.go).
-	commit committer
+	// store is the engine under the service: SQLite (sqlite.go) or PostgreSQL
+	// (postgres.go). The operations reach it only through write, read and query.
+	store store
 
 	schemas *validator
 
@@ -136,19 +122,17 @@ const maxCachedCredentials = 100_000
 // maxCachedUsers bounds the user cache: about 300 bytes an entry.
 const maxCachedUsers = 100_000
 
-//go:embed migrations/*.sql
-var migrationFiles embed.FS
-
-// Open opens (creating and migrating if needed) the payments store in the SQLite file at
-// path.
-func Open(ctx context.Context, path string, opts Options) (*Service, error) {
-	if path == "" {
+// Open opens (creating and migrating if needed) the payments store dsn names: a
+// PostgreSQL database for a postgres:// or postgresql:// URL (postgres.go), else the
+// SQLite file at that path (sqlite.go). The operations, their errors and their answers
+// are the same on both.
+func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
+	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
 	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
 		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
 		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials),
-		commit:    newCommitter(),
 		users:     newBoundedCache[userKey, User](maxCachedUsers)}
 	if s.env == "" {
 		s.env = Sandbox
@@ -178,161 +162,19 @@ func Open(ctx context.Context, path string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
-	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
-	// save each page's old content there, which on disk was a write system call for every
-	// page an operation touched first.
-	if s.writer, err = sql.Open("sqlite", dsn(path, "_pragma=temp_store(MEMORY)&_txlock=immediate")); err != nil {
-		return nil, fmt.Errorf("payments: open %s: %w", path, err)
-	}
-	s.writer.SetMaxOpenConns(1)
-	s.writer.SetMaxIdleConns(1)
-	s.writer.SetConnMaxLifetime(0)
-	s.writer.SetConnMaxIdleTime(0)
-	// From here on a failure closes what was opened: Close skips the handles still nil,
-	// and its error joins the one that made Open give up.
-	fail := func(err error) (*Service, error) {
+	if err := s.openSQLite(ctx, dsn, opts); err != nil {
 		return nil, errors.Join(err, s.Close())
-	}
-	if err := s.writer.PingContext(ctx); err != nil {
-		return fail(fmt.Errorf("payments: open %s: %w", path, err))
-	}
-	sealed, err := s.migrate(ctx, path, opts)
-	var ke keyError
-	switch {
-	case errors.As(err, &ke):
-		return fail(fmt.Errorf("payments: open %s: %w", path, ke.error))
-	case err != nil:
-		return fail(fmt.Errorf("payments: migrate %s: %w", path, err))
-	}
-	if sealed {
-		// The values just sealed were plain in the write-ahead log's older frames: fold the
-		// log into the database and truncate it. (secure_delete has zeroed what the
-		// sealing replaced.) Another process reading at this moment keeps the log from
-		// being truncated; it is folded in and cleared at the latest when the last
-		// connection to the database closes.
-		if _, err := s.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return fail(fmt.Errorf("payments: checkpoint %s: %w", path, err))
-		}
-	}
-	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
-	if s.reader, err = sql.Open("sqlite", dsn(path, "_pragma=query_only(1)")); err != nil {
-		return fail(fmt.Errorf("payments: open %s: %w", path, err))
-	}
-	// Enough readers to keep every core busy; more would only queue inside SQLite.
-	readers := max(4, 2*runtime.GOMAXPROCS(0))
-	s.reader.SetMaxOpenConns(readers)
-	s.reader.SetMaxIdleConns(readers)
-	if s.writeQ, err = queries.Prepare(ctx, s.writer); err != nil {
-		return fail(fmt.Errorf("payments: prepare: %w", err))
-	}
-	if s.readQ, err = queries.Prepare(ctx, s.reader); err != nil {
-		return fail(fmt.Errorf("payments: prepare: %w", err))
-	}
-	if err := s.commit.prepare(ctx, s.writer); err != nil {
-		return fail(fmt.Errorf("payments: prepare: %w", err))
-	}
-	s.startCommitter()
-	if err := s.loadDefaultRules(ctx); err != nil {
-		return fail(fmt.Errorf("payments: load payee rules: %w", err))
 	}
 	return s, nil
 }
 
-// dsn builds the modernc.org/sqlite DSN: pragmas are applied by the driver on every new
-// connection of the pool, busy_timeout first so that the others wait for a lock too.
-// secure_delete overwrites with zeros what a change removes (a value sealed anew, the
-// plain values an older database held), so that no old bytes stay in the file.
-func dsn(path, extra string) string {
-	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
-	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
-}
-
-// Close closes the store. Writes already taken into a batch finish (and are answered);
-// those still waiting, and any later ones, fail.
+// Close closes the store. Writes already under way finish (and are answered); later
+// ones fail.
 func (s *Service) Close() error {
-	s.stopCommitter()
-	errs := []error{s.commit.closeStatements()}
-	for _, q := range []*queries.Queries{s.readQ, s.writeQ} {
-		if q != nil {
-			errs = append(errs, q.Close())
-		}
+	if s.store == nil {
+		return nil
 	}
-	for _, db := range []*sql.DB{s.reader, s.writer} {
-		if db != nil {
-			errs = append(errs, db.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// migrationSteps are the Go parts of migrations, run in the migration's transaction right
-// after its SQL, by the migration's file name without its number (which may change when
-// branches merge). Each may use the keyring: set up before it runs.
-var migrationSteps = map[string]func(s *Service, ctx context.Context, q *queries.Queries) error{
-	"sealed_values.sql": (*Service).sealPlainValues,
-}
-
-// migrate applies, in one transaction, the embedded migrations newer than the database's
-// user_version (and their Go steps), then sets up the data keys (setUpKeys) in that same
-// transaction. It reports whether a step sealed values that were stored plain.
-func (s *Service) migrate(ctx context.Context, path string, opts Options) (sealed bool, err error) {
-	names, err := migrationFiles.ReadDir("migrations")
-	if err != nil {
-		return false, err
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	tx, err := s.writer.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	q := queries.New(tx)
-	var version int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return false, err
-	}
-	if version > len(names) {
-		return false, fmt.Errorf("database schema version %d is newer than this program (%d)", version, len(names))
-	}
-	for i, f := range names {
-		if i < version {
-			continue
-		}
-		prefix := fmt.Sprintf("%04d_", i+1)
-		if !strings.HasPrefix(f.Name(), prefix) {
-			return false, fmt.Errorf("migration %s is out of sequence (want number %04d)", f.Name(), i+1)
-		}
-		body, err := migrationFiles.ReadFile("migrations/" + f.Name())
-		if err != nil {
-			return false, err
-		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
-			return false, fmt.Errorf("%s: %w", f.Name(), err)
-		}
-		if step := migrationSteps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
-			if s.keys == nil {
-				if err := s.setUpKeys(ctx, q, path, opts); err != nil {
-					return false, err
-				}
-			}
-			if err := step(s, ctx, q); err != nil {
-				return false, fmt.Errorf("%s: %w", f.Name(), err)
-			}
-			sealed = version > 0 // a new database had nothing to seal
-		}
-	}
-	if s.keys == nil {
-		if err := s.setUpKeys(ctx, q, path, opts); err != nil {
-			return false, err
-		}
-	}
-	if version < len(names) {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
-			return false, err
-		}
-	}
-	return sealed, tx.Commit()
+	return s.store.close()
 }
 
 // Reads take one of two forms, by what the operation reads:
@@ -346,27 +188,25 @@ func (s *Service) migrate(ctx context.Context, path string, opts Options) (seale
 //     the page it counts, data keys and the values each seals): one read transaction,
 //     one snapshot.
 
-// query runs fn with the reader pool's prepared statements outside any transaction: each
-// statement sees the latest committed state on its own.
-func (s *Service) query(ctx context.Context, fn func(q *queries.Queries) error) error {
-	return fn(s.readQ)
+// query runs fn with statements outside any transaction: each sees the latest committed
+// state on its own.
+func (s *Service) query(ctx context.Context, fn func(q queries.Querier) error) error {
+	return fn(s.store.reads())
 }
 
-// read runs fn in one read transaction on the reader pool, so that an operation reading
-// several rows sees one snapshot. (Writes go through write, in committer.go.)
-func (s *Service) read(ctx context.Context, fn func(q *queries.Queries) error) error {
-	tx, err := s.reader.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("payments: begin: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(s.readQ.WithTx(tx)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("payments: commit: %w", err)
-	}
-	return nil
+// read runs fn in one read-only transaction, so that an operation reading several rows
+// sees one snapshot.
+func (s *Service) read(ctx context.Context, fn func(q queries.Querier) error) error {
+	return s.store.read(ctx, fn)
+}
+
+// write runs fn as one write operation: its change is kept whole (fn returned nil) or
+// undone whole (fn returned an error or panicked), and is durable when write returns nil.
+// fn runs with a context carrying ctx's values but not its cancellation, and may run more
+// than once (an engine retries a transaction the database aborted to resolve a conflict),
+// so it sets what it captures rather than adding to it. fn must not call write.
+func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
+	return s.store.write(ctx, fn)
 }
 
 // Now returns the service's current time, truncated to the stored precision.
@@ -405,27 +245,30 @@ func notFound(err error, msg string) error {
 	return err
 }
 
-// conflicts names, by the UNIQUE constraint the store reports, what a client did twice.
+// conflicts names, by the unique constraint the store reports, what a client did twice:
+// SQLite names a constraint by its columns, PostgreSQL by the name pgmigrations gives it.
 var conflicts = map[string]string{
-	"users.platform_id, users.email_key":                                                      "A user with this email already exists.",
-	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": "This bank account is already linked to the user.",
+	"users.platform_id, users.email_key":                                                      msgEmailTaken,
+	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": msgAccountLinked,
 }
 
-// isUniqueViolation reports whether err is the store refusing a duplicate.
-func isUniqueViolation(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+const (
+	msgEmailTaken    = "A user with this email already exists."
+	msgAccountLinked = "This bank account is already linked to the user."
+)
+
+// isDuplicate reports whether err is the store refusing a duplicate key.
+func (s *Service) isDuplicate(err error) bool {
+	_, ok := s.store.uniqueViolation(err)
+	return ok
 }
 
-// storeError maps a UNIQUE constraint failure the client caused to CodeConflict; any
+// storeError maps a unique constraint failure the client caused to CodeConflict; any
 // other error passes through (and becomes internal).
-func storeError(err error) error {
-	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE {
-		for constraint, msg := range conflicts {
-			if strings.Contains(se.Error(), "UNIQUE constraint failed: "+constraint) {
-				return &Error{Code: CodeConflict, Message: msg}
-			}
+func (s *Service) storeError(err error) error {
+	if constraint, ok := s.store.uniqueViolation(err); ok {
+		if msg, ok := conflicts[constraint]; ok {
+			return &Error{Code: CodeConflict, Message: msg}
 		}
 	}
 	return err
@@ -459,7 +302,7 @@ func canonicalID(id string) string { return uuid.MustParse(id).String() }
 
 // platformUser returns a user of the platform; a user of another platform is as absent
 // as one that does not exist.
-func (s *Service) platformUser(ctx context.Context, q *queries.Queries, platformID uuid.UUID, userID string) (queries.User, error) {
+func (s *Service) platformUser(ctx context.Context, q queries.Querier, platformID uuid.UUID, userID string) (queries.User, error) {
 	u, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{ID: canonicalID(userID), PlatformID: platformID.String()})
 	return u, notFound(err, "User not found.")
 }

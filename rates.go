@@ -67,7 +67,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 		params.Fixed = 1
 	}
 	var row queries.ExchangeRate
-	err := s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
+	err := s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
 		row, err = q.AddExchangeRate(ctx, params)
 		return err
 	})
@@ -87,7 +87,7 @@ func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]E
 		return nil, err
 	}
 	out := []ExchangeRate{}
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		rows, err := q.CurrentExchangeRates(ctx, queries.CurrentExchangeRatesParams{
 			PayoutCurrency: payoutCurrency,
 			AsOf:           s.Now().Format(localTimeLayout),

@@ -49,7 +49,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 	}
 	out := Rotation{KeyID: s.keys.writeID(), Retired: []string{}}
 	for range rotationRounds {
-		for _, col := range s.sealedColumns(s.writeQ) {
+		for _, col := range s.sealedColumns(s.store.reads()) {
 			upto, err := col.last(ctx)
 			if err != nil {
 				return out, err
@@ -60,7 +60,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 					return out, err
 				}
 				var n int
-				err := s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
+				err := s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
 					after, n, done, err = s.sealBatch(ctx, q, col, after, upto, batch)
 					return err
 				})
@@ -91,7 +91,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 // did) and, when no value is left under another key, retires every other key.
 func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
 	write := s.keys.writeID()
-	err = s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+	err = s.write(ctx, func(ctx context.Context, q queries.Querier) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err
@@ -156,7 +156,7 @@ type DataKeyInfo struct {
 func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 	var out []DataKeyInfo
 	// One snapshot: the counts must be of the keys listed.
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.read(ctx, func(q queries.Querier) error {
 		known, err := q.ListDataKeys(ctx)
 		if err != nil {
 			return err

@@ -100,7 +100,7 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 		return PayeeRules{}, err
 	}
 	var r PayeeRules
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		row, err := q.GetPayeeRules(ctx, queries.GetPayeeRulesParams{CountryCode: countryCode, PayoutCurrency: payoutCurrency})
 		if err != nil {
 			return notFound(err, fmt.Sprintf("No payee rules for %s and %s.", countryCode, payoutCurrency))
@@ -138,7 +138,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 		return 0, err
 	}
 	var setID int64
-	err = s.write(ctx, func(ctx context.Context, q *queries.Queries) (err error) {
+	err = s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
 		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
 		if err != nil {
 			return err
@@ -186,7 +186,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 // loadDefaultRules loads the embedded rules into a store that has none.
 func (s *Service) loadDefaultRules(ctx context.Context) error {
 	var current int64
-	err := s.query(ctx, func(q *queries.Queries) (err error) {
+	err := s.query(ctx, func(q queries.Querier) (err error) {
 		current, err = q.CurrentRuleSet(ctx)
 		return err
 	})

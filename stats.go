@@ -11,8 +11,7 @@ import (
 // is done: what a readiness check asks. Returns an internal error otherwise (a closed
 // store, a deadline passed waiting for a reader).
 func (s *Service) Ping(ctx context.Context) error {
-	var one int
-	if err := s.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+	if err := s.store.ping(ctx); err != nil {
 		return fmt.Errorf("payments: ping: %w", err)
 	}
 	return nil
@@ -44,19 +43,7 @@ type Stats struct {
 
 // Stats returns the service's statistics now. It takes no lock the requests take but
 // the pools' own, briefly.
-func (s *Service) Stats() Stats {
-	st := Stats{
-		Reader:        s.reader.Stats(),
-		Writer:        s.writer.Stats(),
-		Commits:       s.commit.commits.Load(),
-		CommittedOps:  s.commit.committedOps.Load(),
-		CommitBatches: make([]int64, len(CommitBatchBounds)),
-	}
-	for i := range st.CommitBatches {
-		st.CommitBatches[i] = s.commit.batches[i].Load()
-	}
-	return st
-}
+func (s *Service) Stats() Stats { return s.store.stats() }
 
 // batchBucket returns the index in CommitBatchBounds of the bucket of a batch of n
 // operations (1 ≤ n ≤ maxBatch).

@@ -97,7 +97,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		emailKey = new(strings.ToLower(*in.Email))
 	}
 	var u User
-	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q *queries.Queries) error {
+	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q queries.Querier) error {
 		// The clock is read holding the write lock, so that creation times follow the
 		// creation order List Users pages by.
 		created := formatTime(s.Now())
@@ -121,7 +121,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 			CreatedAt:        created,
 		})
 		if err != nil {
-			return storeError(err)
+			return s.storeError(err)
 		}
 		u = userFromRow(row)
 		if err := q.CreateWallet(ctx, queries.CreateWalletParams{
@@ -167,7 +167,7 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 	out := UserPage{Records: []User{}}
 	// One snapshot: under concurrent creates the total read apart from the page could
 	// count fewer users than the page shows.
-	err := s.read(ctx, func(q *queries.Queries) error {
+	err := s.read(ctx, func(q queries.Querier) error {
 		p, err := q.GetPlatform(ctx, platformID.String())
 		if err != nil {
 			return notFound(err, "Platform not found.")
@@ -202,7 +202,7 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		return u.detached(), nil
 	}
 	var u User
-	err := s.query(ctx, func(q *queries.Queries) error {
+	err := s.query(ctx, func(q queries.Querier) error {
 		r, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -245,7 +245,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(ctx context.Context, q *queries.Queries) error {
+	return s.write(ctx, func(ctx context.Context, q queries.Querier) error {
 		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")
