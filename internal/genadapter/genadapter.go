@@ -18,7 +18,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -121,11 +120,7 @@ func load(fset *token.FileSet, imp types.Importer, dir, path string) (*types.Pac
 		if base == Output || strings.HasSuffix(base, "_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		f, err := parser.ParseFile(fset, name, src, 0)
+		f, err := parser.ParseFile(fset, name, nil, 0)
 		if err != nil {
 			return nil, err
 		}
