@@ -1,0 +1,22 @@
+-- name: CreateBankAccount :one
+-- The row comes back as stored: balance and verification state are the table's defaults,
+-- the account number sealed.
+INSERT INTO bank_accounts (
+    id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed,
+    account_number_index, routing_number, bank_address, city, state, zip, country, account_type,
+    account_holder_address, account_holder_city, account_holder_state, account_holder_zip,
+    account_holder_country, is_default, created_at
+) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+RETURNING *;
+
+-- name: UserHasDefaultAccount :one
+SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default = 1);
+
+-- name: ClearDefaultAccount :exec
+UPDATE bank_accounts SET is_default = 0 WHERE user_id = $1 AND is_default = 1;
+
+-- name: GetPlatformBankAccount :one
+SELECT sqlc.embed(bank_accounts), users.verified_at
+FROM bank_accounts
+JOIN users ON users.id = bank_accounts.user_id
+WHERE bank_accounts.id = sqlc.arg(id) AND users.platform_id = sqlc.arg(platform_id);

@@ -1,0 +1,71 @@
+-- Data keys, the blind-index key, and the sealed values a rotation or the one-time
+-- sealing of an older database walks through, a batch at a time in id order, up to the
+-- last id there was when the walk started.
+
+-- name: ListDataKeys :many
+SELECT * FROM data_keys ORDER BY added_at, key_id;
+
+-- name: AddDataKey :exec
+INSERT INTO data_keys (key_id, key_check, added_at) VALUES ($1, $2, $3);
+
+-- name: RetireDataKey :exec
+UPDATE data_keys SET retired_at = sqlc.arg(retired_at)
+WHERE key_id = sqlc.arg(key_id) AND retired_at IS NULL;
+
+-- name: GetBlindIndexKey :one
+SELECT key_sealed FROM blind_index_key WHERE id = 1;
+
+-- name: CreateBlindIndexKey :exec
+INSERT INTO blind_index_key (id, key_sealed, created_at) VALUES (1, $1, $2);
+
+-- name: SetBlindIndexKey :exec
+UPDATE blind_index_key SET key_sealed = $1 WHERE id = 1;
+
+-- name: LastPlatformID :one
+SELECT coalesce(max(id), '')::text FROM platforms;
+
+-- name: LastBankAccountID :one
+SELECT coalesce(max(id), '')::text FROM bank_accounts;
+
+-- name: LastPayeeBankID :one
+SELECT coalesce(max(id), '')::text FROM payee_banks;
+
+-- name: LastIdempotencyRecordID :one
+SELECT coalesce(max(id), '')::text FROM idempotency_keys;
+
+-- name: PlatformSecretsAfter :many
+SELECT id, secret_sealed FROM platforms
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetPlatformSecret :exec
+UPDATE platforms SET secret_sealed = $1 WHERE id = $2;
+
+-- name: BankAccountNumbersAfter :many
+SELECT id, user_id, routing_number, account_number_sealed FROM bank_accounts
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetBankAccountNumber :exec
+UPDATE bank_accounts SET account_number_sealed = $1, account_number_index = $2 WHERE id = $3;
+
+-- name: PayeeBankNumbersAfter :many
+SELECT id, account_number_sealed FROM payee_banks
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetPayeeBankNumber :exec
+UPDATE payee_banks SET account_number_sealed = $1 WHERE id = $2;
+
+-- name: IdempotencyOutcomesAfter :many
+SELECT id, outcome_sealed FROM idempotency_keys
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetIdempotencyOutcome :exec
+UPDATE idempotency_keys SET outcome_sealed = $1 WHERE id = $2;
+
+-- name: CountSealedByKey :many
+SELECT substr(v, 4, 16)::text AS key_id, count(*) AS n FROM (
+    SELECT secret_sealed AS v FROM platforms
+    UNION ALL SELECT account_number_sealed FROM bank_accounts
+    UNION ALL SELECT account_number_sealed FROM payee_banks
+    UNION ALL SELECT key_sealed FROM blind_index_key
+    UNION ALL SELECT outcome_sealed FROM idempotency_keys
+) AS sealed GROUP BY 1 ORDER BY 1;

@@ -1,0 +1,208 @@
+package pgqueries_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+
+	"github.com/platform-payments/payments/pgqueries"
+	"github.com/platform-payments/payments/queries"
+)
+
+// openSchema returns a pool on a fresh schema of the database PAYMENTS_TEST_POSTGRES
+// names, with pgmigrations/0001_init.sql applied; the schema is dropped at the end.
+// The test is skipped when the variable is unset (.ci/pg start DIR prints a DSN).
+func openSchema(t *testing.T) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv("PAYMENTS_TEST_POSTGRES")
+	if dsn == "" {
+		t.Skip("PAYMENTS_TEST_POSTGRES is not set: no PostgreSQL to test against")
+	}
+	ctx := context.Background()
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	schema := "pgqueries_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+
+	sep := " " // a keyword/value DSN
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep = "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+	}
+	db, err := sql.Open("pgx", dsn+sep+"search_path="+schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	migration, err := os.ReadFile("../pgmigrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, string(migration)); err != nil {
+		t.Fatalf("pgmigrations/0001_init.sql: %v", err)
+	}
+	return db
+}
+
+// TestPostgres proves every query parses and plans on PostgreSQL (Prepare prepares them
+// all), then runs the ones whose behaviour is engine-specific through the Adapter.
+func TestPostgres(t *testing.T) {
+	db := openSchema(t)
+	ctx := context.Background()
+	pq, err := pgqueries.Prepare(ctx, db)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	t.Cleanup(func() { pq.Close() })
+	var q queries.Querier = pgqueries.NewAdapter(pq)
+
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// uniqueViolation returns the constraint a unique violation names, or fails.
+	uniqueViolation := func(err error) string {
+		t.Helper()
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "23505" {
+			t.Fatalf("got %v, want a unique violation", err)
+		}
+		return pe.ConstraintName
+	}
+
+	// Empty tables: the coalesced maxima.
+	if id, err := q.LastPlatformID(ctx); err != nil || id != "" {
+		t.Fatalf("LastPlatformID = %q, %v; want empty", id, err)
+	}
+	if set, err := q.CurrentRuleSet(ctx); err != nil || set != 0 {
+		t.Fatalf("CurrentRuleSet = %d, %v; want 0", set, err)
+	}
+
+	// A sealed column refuses a plain value, with SQLite's message.
+	const keyID = "0123456789abcdef"
+	sealed := "v1:" + keyID + ":c2VhbGVk"
+	err = q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+		SecretSealed: "plain", CreatedAt: "2026-01-01T00:00:00.000000Z"})
+	if err == nil || !strings.Contains(err.Error(), "payments: platforms.secret_sealed: not sealed under a data key in use") {
+		t.Fatalf("CreatePlatform with a plain secret: %v", err)
+	}
+	must(q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: "2026-01-01T00:00:00.000000Z"}))
+	must(q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+		SecretSealed: sealed, CreatedAt: "2026-01-01T00:00:00.000000Z"}))
+
+	// Users: pw_id from the platform's counter; email_key unique per platform.
+	email := "a@example.com"
+	for i, id := range []string{"u1", "u2"} {
+		n, err := q.CountNewUser(ctx, "p1")
+		must(err)
+		if n != 1 {
+			t.Fatalf("CountNewUser changed %d rows", n)
+		}
+		var key *string
+		if i == 0 {
+			key = &email
+		}
+		u, err := q.CreateUser(ctx, queries.CreateUserParams{ID: id, PlatformID: "p1", Name: id, EmailKey: key,
+			CreatedAt: "2026-01-01T00:00:00.000000Z"})
+		must(err)
+		if u.PwID != int64(i+1) || u.RowID == 0 || u.Email != nil || (i == 0) != (u.EmailKey != nil) {
+			t.Fatalf("CreateUser = %+v", u)
+		}
+	}
+	// A refused create, in its transaction as the service runs it, gives its number back.
+	tx, err := db.BeginTx(ctx, nil)
+	must(err)
+	txq := pgqueries.NewAdapter(pq).WithTx(tx)
+	_, err = txq.CountNewUser(ctx, "p1")
+	must(err)
+	_, err = txq.CreateUser(ctx, queries.CreateUserParams{ID: "u3", PlatformID: "p1", Name: "u3", EmailKey: &email,
+		CreatedAt: "2026-01-01T00:00:00.000000Z"})
+	if c := uniqueViolation(err); c != "users_platform_email_key" {
+		t.Fatalf("duplicate email_key violates %q", c)
+	}
+	must(tx.Rollback())
+	if p, err := q.GetPlatform(ctx, "p1"); err != nil || p.UserCount != 2 {
+		t.Fatalf("after the rollback, GetPlatform = %+v, %v; want user_count 2", p, err)
+	}
+	page, err := q.ListUsersPage(ctx, queries.ListUsersPageParams{PlatformID: "p1", AfterPwID: 0, PageSize: 10})
+	must(err)
+	if len(page) != 2 || page[0].ID != "u1" || page[1].ID != "u2" {
+		t.Fatalf("ListUsersPage = %+v", page)
+	}
+	if id, err := pq.LockUserForUpdate(ctx, "u1"); err != nil || id != "u1" {
+		t.Fatalf("LockUserForUpdate = %q, %v", id, err)
+	}
+	must(pq.AdvisoryXactLock(ctx, 13))
+
+	// Bank accounts: one default per user; a duplicate number names its constraint.
+	account := queries.CreateBankAccountParams{ID: "b1", UserID: "u1", AccountHolderName: "A", BankName: "B",
+		AccountNumberSealed: sealed, AccountNumberIndex: []byte{1}, RoutingNumber: "011000015",
+		AccountType: "PERSONAL_SAVINGS", IsDefault: 1, CreatedAt: "2026-01-01T00:00:00.000000Z"}
+	ba, err := q.CreateBankAccount(ctx, account)
+	must(err)
+	if ba.Balance != "0" || ba.VerificationStatus != "not_applied" || ba.NickName != nil {
+		t.Fatalf("CreateBankAccount = %+v", ba)
+	}
+	account.ID, account.AccountNumberIndex = "b2", []byte{2}
+	_, err = q.CreateBankAccount(ctx, account)
+	if c := uniqueViolation(err); c != "bank_accounts_one_default" {
+		t.Fatalf("a second default violates %q", c)
+	}
+	account.IsDefault, account.AccountNumberIndex = 0, []byte{1}
+	_, err = q.CreateBankAccount(ctx, account)
+	if c := uniqueViolation(err); c != "bank_accounts_user_routing_index_key" {
+		t.Fatalf("a duplicate account violates %q", c)
+	}
+	if has, err := q.UserHasDefaultAccount(ctx, "u1"); err != nil || !has {
+		t.Fatalf("UserHasDefaultAccount = %v, %v", has, err)
+	}
+	got, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: "b1", PlatformID: "p1"})
+	must(err)
+	if got.BankAccount.ID != "b1" || got.VerifiedAt != nil {
+		t.Fatalf("GetPlatformBankAccount = %+v", got)
+	}
+
+	// Walks in id order with an int64 batch; the sealed values counted by key.
+	secrets, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: "", Upto: "p1", Batch: 10})
+	must(err)
+	if len(secrets) != 1 || secrets[0].ID != "p1" {
+		t.Fatalf("PlatformSecretsAfter = %+v", secrets)
+	}
+	counts, err := q.CountSealedByKey(ctx)
+	must(err)
+	if len(counts) != 1 || counts[0].KeyID != keyID || counts[0].N != 2 {
+		t.Fatalf("CountSealedByKey = %+v", counts)
+	}
+	// An empty list is empty, not nil (emit_empty_slices), as on SQLite.
+	addrs, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: "u1"})
+	must(err)
+	if addrs == nil || len(addrs) != 0 {
+		t.Fatalf("ListPayeeAddresses = %#v", addrs)
+	}
+}
