@@ -155,10 +155,22 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 	}
 }
 
+// userLocker is a write's queries on an engine whose writes run side by side
+// (PostgreSQL): LockUser holds the user's row until the write ends, so that the default
+// account changes of one user run one after another. On SQLite one write runs at a time.
+type userLocker interface {
+	LockUser(ctx context.Context, userID string) error
+}
+
 // takeDefault applies the default-account rule for a new account of the user: it is the
 // default when it is the user's first, or when asked to be, and then the account that was
 // the default no longer is. It returns the new account's is_default.
 func takeDefault(ctx context.Context, q queries.Querier, userID string, asked bool) (int64, error) {
+	if l, ok := q.(userLocker); ok {
+		if err := l.LockUser(ctx, userID); err != nil {
+			return 0, err
+		}
+	}
 	hasDefault, err := q.UserHasDefaultAccount(ctx, userID)
 	if err != nil {
 		return 0, err

@@ -106,9 +106,16 @@ func (k DataKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, k.String()) }
 // LogValue logs the key's id only.
 func (k DataKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
 
-// DefaultKeyFile is the key file Open uses when no data key is given: the database path
-// with ".key" appended.
-func DefaultKeyFile(dbPath string) string { return dbPath + ".key" }
+// DefaultKeyFile is the key file Open uses when no data key is given: for a SQLite file,
+// its path with ".key" appended; for a PostgreSQL database, "postgres-NAME.key" in the
+// working directory, NAME the database's, so that the instances started in one directory
+// share it (instances on other machines are given the key: DataKeys, or KeyFile).
+func DefaultKeyFile(dsn string) string {
+	if isPostgres(dsn) {
+		return pgKeyFile(dsn)
+	}
+	return dsn + ".key"
+}
 
 // ReadKeyFile reads a data key file: the key in base64, as WriteKeyFile writes it.
 func ReadKeyFile(path string) (DataKey, error) {

@@ -14,20 +14,41 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver, to look inside the store's file
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Helpers shared by the tests of the root package.
 
-// mustOpen opens a service on a new database file in a temporary directory (never
-// :memory:, which gives each pooled connection its own database) and closes it when the
-// test ends. At most one Options may be given.
+// mustOpen opens a service on a new database and closes it when the test ends: a file in
+// a temporary directory (never :memory:, which gives each pooled connection its own
+// database), or a schema of its own when $PAYMENTS_TEST_POSTGRES names a PostgreSQL
+// database. At most one Options may be given.
 func mustOpen(tb testing.TB, opts ...payments.Options) *payments.Service {
 	tb.Helper()
-	return mustOpenFile(tb, filepath.Join(tb.TempDir(), "payments.db"), opts...)
+	return mustOpenFile(tb, newDSN(tb), opts...)
 }
 
-// mustOpenFile is mustOpen on a database file of the caller's choice, for tests that look
-// inside the file or open it again.
+// newDSN returns where a new database of the test goes: a file path, or a PostgreSQL
+// schema's DSN.
+func newDSN(tb testing.TB) string {
+	tb.Helper()
+	if pgtest.Enabled() {
+		return pgtest.DSN(tb)
+	}
+	return filepath.Join(tb.TempDir(), "payments.db")
+}
+
+// sqliteOnly skips a test of what only the SQLite engine has (its file, its committer)
+// on a PostgreSQL run.
+func sqliteOnly(tb testing.TB) {
+	tb.Helper()
+	if pgtest.Enabled() {
+		tb.Skip("SQLite engine only")
+	}
+}
+
+// mustOpenFile is mustOpen on a database of the caller's choice (newDSN's), for tests that
+// look inside it or open it again.
 func mustOpenFile(tb testing.TB, path string, opts ...payments.Options) *payments.Service {
 	tb.Helper()
 	if len(opts) > 1 {
@@ -36,6 +57,9 @@ func mustOpenFile(tb testing.TB, path string, opts ...payments.Options) *payment
 	var o payments.Options
 	if len(opts) == 1 {
 		o = opts[0]
+	}
+	if o.KeyFile == "" && len(o.DataKeys) == 0 {
+		o.KeyFile = pgtest.KeyFile(path) // "" (the default) but for a PostgreSQL schema
 	}
 	svc, err := payments.Open(context.Background(), path, o)
 	if err != nil {
@@ -81,10 +105,15 @@ func decoded[T any](tb testing.TB, svc *payments.Service, schema string, req pay
 	return in
 }
 
-// rawDB opens the database file directly, to check what the service stored.
+// rawDB opens the database directly, to check what the service stored. Its queries are
+// written for both engines, with $1, $2... for arguments.
 func rawDB(tb testing.TB, path string) *sql.DB {
 	tb.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	driver, dsn := "sqlite", "file:"+path+"?_pragma=busy_timeout(10000)"
+	if pgtest.Enabled() {
+		driver, dsn = "pgx", path
+	}
+	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -68,6 +68,10 @@ type Options struct {
 	// at rest), Open creates it with a new key, readable by its owner only, and
 	// CreatedKeyFile names it. Production deployments give DataKeys from a secret store.
 	KeyFile string
+	// MaxConns is the most connections a service on PostgreSQL opens; default
+	// DefaultMaxConns(). (SQLite's pools are sized by the engine: one writer, a few
+	// readers per core.)
+	MaxConns int
 }
 
 // DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
@@ -162,7 +166,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
-	if err := s.openSQLite(ctx, dsn, opts); err != nil {
+	open := s.openSQLite
+	if isPostgres(dsn) {
+		open = s.openPostgres
+	}
+	if err := open(ctx, dsn, opts); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
 	return s, nil
@@ -248,8 +256,10 @@ func notFound(err error, msg string) error {
 // conflicts names, by the unique constraint the store reports, what a client did twice:
 // SQLite names a constraint by its columns, PostgreSQL by the name pgmigrations gives it.
 var conflicts = map[string]string{
-	"users.platform_id, users.email_key":                                                      msgEmailTaken,
+	"users.platform_id, users.email_key": msgEmailTaken,
+	"users_platform_email_key":           msgEmailTaken,
 	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": msgAccountLinked,
+	"bank_accounts_user_routing_index_key":                                                    msgAccountLinked,
 }
 
 const (

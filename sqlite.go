@@ -156,8 +156,7 @@ func (st *sqliteStore) ping(ctx context.Context) error {
 // stats reports both pools and the committer's batches.
 func (st *sqliteStore) stats() Stats {
 	out := Stats{
-		Reader:        st.reader.Stats(),
-		Writer:        st.writer.Stats(),
+		Pools:         map[string]sql.DBStats{"reader": st.reader.Stats(), "writer": st.writer.Stats()},
 		Commits:       st.commit.commits.Load(),
 		CommittedOps:  st.commit.committedOps.Load(),
 		CommitBatches: make([]int64, len(CommitBatchBounds)),

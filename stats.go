@@ -7,9 +7,9 @@ import (
 	"math/bits"
 )
 
-// Ping reports whether the store answers a trivial query on the reader pool before ctx
+// Ping reports whether the store answers a trivial query before ctx
 // is done: what a readiness check asks. Returns an internal error otherwise (a closed
-// store, a deadline passed waiting for a reader).
+// store, a deadline passed waiting for a connection).
 func (s *Service) Ping(ctx context.Context) error {
 	if err := s.store.ping(ctx); err != nil {
 		return fmt.Errorf("payments: ping: %w", err)
@@ -30,9 +30,10 @@ var CommitBatchBounds = func() []int {
 // Stats is what a service has done and holds, for metrics: nothing in it names a
 // platform, a user or any stored value.
 type Stats struct {
-	// Reader and Writer are the two connection pools' statistics.
-	Reader, Writer sql.DBStats
-	// Commits is the number of transactions the group commit has committed, and
+	// Pools are the connection pools' statistics by name: "reader" and "writer" on
+	// SQLite, "postgres" on PostgreSQL.
+	Pools map[string]sql.DBStats
+	// Commits is the number of transactions the group commit (SQLite) has committed, and
 	// CommittedOps the write operations they carried (the sum of their batch sizes).
 	Commits, CommittedOps int64
 	// CommitBatches counts committed transactions by their number of operations:

@@ -27,8 +27,8 @@ func TestPingAndStats(t *testing.T) {
 	if st.Commits == 0 || batches != st.Commits || st.CommitBatches[0] == 0 {
 		t.Errorf("Stats: %d commits, %d in the buckets %v, want the same, a batch of one among them", st.Commits, batches, st.CommitBatches)
 	}
-	if st.Writer.MaxOpenConnections != 1 || st.Reader.MaxOpenConnections < 4 {
-		t.Errorf("pools: writer at most %d, reader at most %d", st.Writer.MaxOpenConnections, st.Reader.MaxOpenConnections)
+	if st.Pools["writer"].MaxOpenConnections != 1 || st.Pools["reader"].MaxOpenConnections < 4 {
+		t.Errorf("pools: writer at most %d, reader at most %d", st.Pools["writer"].MaxOpenConnections, st.Pools["reader"].MaxOpenConnections)
 	}
 	if err := svc.Close(); err != nil {
 		t.Fatal(err)

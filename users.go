@@ -98,11 +98,9 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 	}
 	var u User
 	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q queries.Querier) error {
-		// The clock is read holding the write lock, so that creation times follow the
-		// creation order List Users pages by.
-		created := formatTime(s.Now())
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
-		// user count, raised here and taken by the insert.
+		// user count, raised here (which locks the platform's row until the write
+		// commits) and taken by the insert.
 		n, err := q.CountNewUser(ctx, platformID.String())
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "Platform not found.")
@@ -110,6 +108,9 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		if err != nil {
 			return err
 		}
+		// The clock is read holding that lock, so that creation times follow the creation
+		// order List Users pages by, however many instances create users.
+		created := formatTime(s.Now())
 		row, err := q.CreateUser(ctx, queries.CreateUserParams{
 			ID:               id,
 			PlatformID:       platformID.String(),

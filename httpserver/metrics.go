@@ -1,7 +1,6 @@
 package httpserver
 
 import (
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
@@ -137,7 +136,7 @@ func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.svc.Stats()
-	for pool, s := range map[string]sql.DBStats{"reader": st.Reader, "writer": st.Writer} {
+	for pool, s := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(dbOpen, prometheus.GaugeValue, float64(s.OpenConnections), pool)
 		ch <- prometheus.MustNewConstMetric(dbInUse, prometheus.GaugeValue, float64(s.InUse), pool)
 		ch <- prometheus.MustNewConstMetric(dbIdle, prometheus.GaugeValue, float64(s.Idle), pool)

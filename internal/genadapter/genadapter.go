@@ -108,7 +108,8 @@ var _ queries.Querier = Adapter{}
 	return format.Source(b.Bytes())
 }
 
-// load type-checks the package in dir from its non-test Go files, adapter.go excluded.
+// load type-checks the package in dir from the Go files sqlc generated: not adapter.go,
+// and not the hand-written files beside it (which may use the adapter).
 func load(fset *token.FileSet, imp types.Importer, dir, path string) (*types.Package, error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -120,11 +121,13 @@ func load(fset *token.FileSet, imp types.Importer, dir, path string) (*types.Pac
 		if base == Output || strings.HasSuffix(base, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, f)
+		if ast.IsGenerated(f) {
+			files = append(files, f)
+		}
 	}
 	conf := types.Config{Importer: imp}
 	return conf.Check(path, fset, files, nil)
