@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/command"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Run runs every script (*.txtar) in dir as a subtest of t, each against its own database
@@ -31,6 +33,7 @@ func Params(dir string) testscript.Params {
 		Dir:                dir,
 		Setup:              setup,
 		Cmds:               Commands(),
+		Condition:          condition,
 		RequireUniqueNames: true,
 	}
 }
@@ -173,12 +176,14 @@ type stateKey struct{}
 // response received. Each script has its own, so scripts run in parallel.
 type state struct {
 	dbPath string
-	log    *slog.Logger
-	svc    *payments.Service
-	srv    *httptest.Server
-	client *http.Client
-	last   *response
-	limits httpserver.Options // the server's limits, as restart last set them
+	// keyFile is the data key's file when not the default (on PostgreSQL).
+	keyFile string
+	log     *slog.Logger
+	svc     *payments.Service
+	srv     *httptest.Server
+	client  *http.Client
+	last    *response
+	limits  httpserver.Options // the server's limits, as restart last set them
 }
 
 func setup(env *testscript.Env) error {
@@ -186,10 +191,24 @@ func setup(env *testscript.Env) error {
 		dbPath: filepath.Join(env.WorkDir, "payments.db"),
 		log:    slog.New(slog.NewTextHandler(tLog{env.T()}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
+	t := env.T()
+	if pgtest.Enabled() {
+		// A schema of its own in the PostgreSQL database, dropped when the script ends,
+		// and the data key in the work directory rather than the working one.
+		dsn, drop, err := pgtest.NewSchema(context.Background(), os.Getenv(pgtest.Env))
+		if err != nil {
+			return err
+		}
+		env.Defer(func() {
+			if err := drop(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		st.dbPath, st.keyFile = dsn, filepath.Join(env.WorkDir, "payments.key")
+	}
 	if err := st.start(payments.Options{Environment: payments.Sandbox}); err != nil {
 		return err
 	}
-	t := env.T()
 	env.Defer(func() {
 		if err := st.stop(); err != nil {
 			t.Fatal("closing the payments store: ", err)
@@ -199,6 +218,19 @@ func setup(env *testscript.Env) error {
 	env.Setenv("DB", st.dbPath)
 	env.Setenv("URL", st.srv.URL)
 	return nil
+}
+
+// condition answers a script's engine conditions: [sqlite] holds when the script's
+// database is a SQLite file ($DB its path), [postgres] when it is a PostgreSQL schema
+// ($PAYMENTS_TEST_POSTGRES set; $DB its DSN).
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "sqlite":
+		return !pgtest.Enabled(), nil
+	case "postgres":
+		return pgtest.Enabled(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 func getState(ts *testscript.TestScript) *state {
@@ -211,6 +243,7 @@ func getState(ts *testscript.TestScript) *state {
 
 // start opens the service on the state's database file and serves it over HTTP.
 func (st *state) start(opts payments.Options) error {
+	opts.KeyFile = st.keyFile
 	svc, err := payments.Open(context.Background(), st.dbPath, opts)
 	if err != nil {
 		return err

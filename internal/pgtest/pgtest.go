@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,43 +25,56 @@ const Env = "PAYMENTS_TEST_POSTGRES"
 // Enabled reports whether tests run on PostgreSQL.
 func Enabled() bool { return os.Getenv(Env) != "" }
 
-// DSN creates a new, empty schema in the database Env names and returns that database's
-// URL with the schema as its search_path, so that everything a service opened on it
-// makes goes into the schema. The schema is dropped when tb ends. DSN fails tb when the
-// database cannot be reached: a run asked for PostgreSQL must not pass without it.
+// DSN creates a new, empty schema in the database Env names (NewSchema) and returns its
+// DSN; the schema is dropped when tb ends. DSN fails tb when the database cannot be
+// reached: a run asked for PostgreSQL must not pass without it.
 func DSN(tb testing.TB) string {
 	tb.Helper()
-	base := os.Getenv(Env)
+	dsn, drop, err := NewSchema(context.Background(), os.Getenv(Env))
+	if err != nil {
+		tb.Fatalf("$%s: %v", Env, err)
+	}
+	tb.Cleanup(func() {
+		// Services are closed by cleanups registered later, which run first.
+		if err := drop(); err != nil {
+			tb.Errorf("%v", err)
+		}
+	})
+	keyFiles.Store(dsn, filepath.Join(tb.TempDir(), "payments.key"))
+	return dsn
+}
+
+// NewSchema creates a new, empty schema in the database base names and returns base with
+// the schema as its search_path, so that everything a service opened on it makes goes
+// into the schema, and a function that drops the schema.
+func NewSchema(ctx context.Context, base string) (dsn string, drop func() error, err error) {
 	if base == "" {
-		tb.Fatalf("pgtest.DSN: $%s is not set", Env)
+		return "", nil, fmt.Errorf("no PostgreSQL database: $%s is not set", Env)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
-		tb.Fatalf("$%s: %v", Env, err)
+		return "", nil, err
 	}
 	schema := "test_" + randomHex(8)
 	db, err := sql.Open("pgx", base)
 	if err != nil {
-		tb.Fatalf("$%s: %v", Env, err)
+		return "", nil, err
 	}
-	ctx := context.Background()
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
 		db.Close()
-		tb.Fatalf("create schema in $%s: %v", Env, err)
+		return "", nil, fmt.Errorf("create schema: %w", err)
 	}
-	tb.Cleanup(func() {
+	drop = func() error {
 		defer db.Close()
-		// Services are closed by cleanups registered later, which run first.
-		if _, err := db.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
+		if _, err := db.ExecContext(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			return fmt.Errorf("drop schema %s: %w", schema, err)
 		}
-	})
+		return nil
+	}
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	dsn := u.String()
-	keyFiles.Store(dsn, filepath.Join(tb.TempDir(), schema+".key"))
-	return dsn
+	return u.String(), drop, nil
 }
 
 // keyFiles holds the data key file of each schema DSN made.
