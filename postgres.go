@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -35,6 +36,8 @@ type pgStore struct {
 	// pq is the pool's prepared statements, readQ the same behind queries.Querier.
 	pq    *pgqueries.Queries
 	readQ queries.Querier
+	// commits counts the write transactions committed: each one operation's.
+	commits atomic.Int64
 }
 
 //go:embed pgmigrations/*.sql
@@ -215,6 +218,7 @@ func (st *pgStore) tryWrite(ctx context.Context, fn func(ctx context.Context, q 
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("payments: commit: %w", err)
 	}
+	st.commits.Add(1)
 	return nil
 }
 
@@ -259,8 +263,11 @@ func (st *pgStore) ping(ctx context.Context) error {
 	return st.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-// stats reports the pool; PostgreSQL commits each write on its own, so there are no
-// batches to count.
+// stats reports the pool, and the commits: each write is a transaction of its own, a
+// batch of one.
 func (st *pgStore) stats() Stats {
-	return Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}}
+	n := st.commits.Load()
+	batches := make([]int64, len(CommitBatchBounds))
+	batches[0] = n
+	return Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}, Commits: n, CommittedOps: n, CommitBatches: batches}
 }

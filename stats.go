@@ -33,7 +33,8 @@ type Stats struct {
 	// Pools are the connection pools' statistics by name: "reader" and "writer" on
 	// SQLite, "postgres" on PostgreSQL.
 	Pools map[string]sql.DBStats
-	// Commits is the number of transactions the group commit (SQLite) has committed, and
+	// Commits is the number of write transactions committed (on SQLite, by the group
+	// commit; on PostgreSQL each carries one operation), and
 	// CommittedOps the write operations they carried (the sum of their batch sizes).
 	Commits, CommittedOps int64
 	// CommitBatches counts committed transactions by their number of operations:

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/hostile"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // What the most expensive bodies of at most MaxBodyBytes cost (package hostile makes them):
@@ -37,7 +37,8 @@ func hostileServer(tb testing.TB) (http.Handler, payments.PlatformCredentials) {
 func freshService(tb testing.TB) (*payments.Service, payments.PlatformCredentials) {
 	tb.Helper()
 	ctx := context.Background()
-	svc, err := payments.Open(ctx, filepath.Join(tb.TempDir(), "payments.db"), payments.Options{})
+	dsn, keyFile := pgtest.NewStore(tb)
+	svc, err := payments.Open(ctx, dsn, payments.Options{KeyFile: keyFile})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // The limits, driven through the handler on a clock the tests move.
@@ -55,7 +55,8 @@ type limited struct {
 func newLimited(t testing.TB, opts httpserver.Options) *limited {
 	t.Helper()
 	ctx := context.Background()
-	svc, err := payments.Open(ctx, filepath.Join(t.TempDir(), "payments.db"), payments.Options{})
+	dsn, keyFile := pgtest.NewStore(t)
+	svc, err := payments.Open(ctx, dsn, payments.Options{KeyFile: keyFile})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,3 +94,15 @@ func randomHex(n int) string {
 	rand.Read(b) // never returns an error (crypto/rand, Go 1.24+)
 	return hex.EncodeToString(b)
 }
+
+// NewStore returns where a test's new database goes and the key file its services open
+// it with: a SQLite file in a temporary directory and "" (the default key file beside
+// it), or, when Enabled, a new schema's DSN (DSN) and its key file (KeyFile).
+func NewStore(tb testing.TB) (dsn, keyFile string) {
+	tb.Helper()
+	if !Enabled() {
+		return filepath.Join(tb.TempDir(), "payments.db"), ""
+	}
+	dsn = DSN(tb)
+	return dsn, KeyFile(dsn)
+}
