@@ -111,7 +111,7 @@ func (k DataKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
 // working directory, NAME the database's, so that the instances started in one directory
 // share it (instances on other machines are given the key: DataKeys, or KeyFile).
 func DefaultKeyFile(dsn string) string {
-	if isPostgres(dsn) {
+	if IsPostgres(dsn) {
 		return pgKeyFile(dsn)
 	}
 	return dsn + ".key"

@@ -167,7 +167,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	}
 
 	open := s.openSQLite
-	if isPostgres(dsn) {
+	if IsPostgres(dsn) {
 		open = s.openPostgres
 	}
 	if err := open(ctx, dsn, opts); err != nil {

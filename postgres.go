@@ -43,8 +43,9 @@ type pgStore struct {
 //go:embed pgmigrations/*.sql
 var pgMigrationFiles embed.FS
 
-// isPostgres reports whether dsn names a PostgreSQL database rather than a SQLite file.
-func isPostgres(dsn string) bool {
+// IsPostgres reports whether Open takes dsn for a PostgreSQL database (a postgres:// or
+// postgresql:// URL) rather than a SQLite file.
+func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
@@ -65,7 +66,7 @@ const (
 func (s *Service) openPostgres(ctx context.Context, dsn string, opts Options) error {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return fmt.Errorf("payments: open %s: %w", redactDSN(dsn), err)
+		return fmt.Errorf("payments: open %s: %w", RedactDSN(dsn), err)
 	}
 	st := &pgStore{db: db}
 	s.store = st // from here on, Close closes what is open
@@ -81,12 +82,12 @@ func (s *Service) openPostgres(ctx context.Context, dsn string, opts Options) er
 	// when the set-up is over, or when the connection closes.
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("payments: open %s: %w", redactDSN(dsn), err)
+		return fmt.Errorf("payments: open %s: %w", RedactDSN(dsn), err)
 	}
 	defer conn.Close()
 	const setupLock = "SELECT pg_advisory_lock(hashtext(current_schema() || '.payments setup'))"
 	if _, err := conn.ExecContext(ctx, setupLock); err != nil {
-		return fmt.Errorf("payments: open %s: %w", redactDSN(dsn), err)
+		return fmt.Errorf("payments: open %s: %w", RedactDSN(dsn), err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock(hashtext(current_schema() || '.payments setup'))")
 
@@ -94,9 +95,9 @@ func (s *Service) openPostgres(ctx context.Context, dsn string, opts Options) er
 	var ke keyError
 	switch {
 	case errors.As(err, &ke):
-		return fmt.Errorf("payments: open %s: %w", redactDSN(dsn), ke.error)
+		return fmt.Errorf("payments: open %s: %w", RedactDSN(dsn), ke.error)
 	case err != nil:
-		return fmt.Errorf("payments: migrate %s: %w", redactDSN(dsn), err)
+		return fmt.Errorf("payments: migrate %s: %w", RedactDSN(dsn), err)
 	}
 	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
 	if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
@@ -158,8 +159,12 @@ func (s *Service) migratePostgres(ctx context.Context, conn *sql.Conn, dsn strin
 	return tx.Commit()
 }
 
-// redactDSN returns dsn without its password, for messages.
-func redactDSN(dsn string) string {
+// RedactDSN returns dsn as messages and logs may show it: a PostgreSQL URL without its
+// password; a file path as it is.
+func RedactDSN(dsn string) string {
+	if !IsPostgres(dsn) {
+		return dsn
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "the PostgreSQL database"

@@ -44,6 +44,9 @@ func runBackup(ctx context.Context, x *command.Invocation, args []string) error 
 	// Opening a database that is not there would create one (and a key): a backup of
 	// nothing is a mistake.
 	db := hostOf(x).store.path
+	if payments.IsPostgres(db) {
+		return errors.New("only a SQLite database is backed up by the service; back up PostgreSQL with its own tools (pg_dump, or base backups with WAL archiving)")
+	}
 	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("no database %s to back up", db)
 	}

@@ -52,9 +52,9 @@ func (l *fileList) Set(s string) error {
 // database.
 func storeFlags(fs *flag.FlagSet) *store {
 	st := &store{}
-	fs.StringVar(&st.path, "db", "payments.db", "the SQLite database `FILE`, created and migrated on first use")
+	fs.StringVar(&st.path, "db", "payments.db", "the database: a SQLite `FILE`, or a PostgreSQL URL (postgres://user:password@host/name); created and migrated on first use")
 	fs.StringVar(&st.keyFile, "data-key-file", "", "read the data key (base64 of 32 bytes) from `FILE`; default $"+envDataKey+
-		", else the database's file name + .key, created with a new key for a new database")
+		", else the database's file name + .key (postgres-NAME.key in the working directory for PostgreSQL), created with a new key for a new database")
 	fs.Var(&st.oldKeyFiles, "old-data-key-file", "also read values sealed under the older data key in `FILE`, "+
 		"while a key rotation is under way (repeatable; or $"+envOldDataKeys+")")
 	return st

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // The command line is tested as cmd/go and Hugo test theirs: the real program, registered
@@ -43,6 +47,25 @@ func TestScripts(t *testing.T) {
 		Dir: filepath.Join("testdata", "script"),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv(exitFileVar, filepath.Join(env.WorkDir, ".exitcode"))
+			// $DB is the script's database: payments.db in its work directory, or a
+			// PostgreSQL schema of its own when $PAYMENTS_TEST_POSTGRES is set; $DBKEY
+			// the data key file the commands make for it by default.
+			db := "payments.db"
+			if pgtest.Enabled() {
+				dsn, drop, err := pgtest.NewSchema(context.Background(), os.Getenv(pgtest.Env))
+				if err != nil {
+					return err
+				}
+				t := env.T()
+				env.Defer(func() {
+					if err := drop(); err != nil {
+						t.Fatal(err)
+					}
+				})
+				db = dsn
+			}
+			env.Setenv("DB", db)
+			env.Setenv("DBKEY", payments.DefaultKeyFile(db))
 			// The shipped payee rules, for rules load.
 			rules, err := os.ReadFile(filepath.Join("..", "..", "data", "payee_rules.json"))
 			if err != nil {
@@ -56,6 +79,15 @@ func TestScripts(t *testing.T) {
 			"freeport":   cmdFreePort,
 			"waitserver": cmdWaitServer,
 			"upper":      cmdUpper,
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "sqlite":
+				return !pgtest.Enabled(), nil
+			case "postgres":
+				return pgtest.Enabled(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		RequireUniqueNames: true,
 	})

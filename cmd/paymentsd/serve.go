@@ -129,12 +129,12 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 			return err
 		}
 		if !has {
-			hint := program + " platform create -db " + shellQuote(db.path)
+			hint := program + " platform create -db " + shellQuote(payments.RedactDSN(db.path))
 			if *env != payments.Sandbox {
 				hint += " -env " + string(*env)
 			}
 			hint += " -name NAME"
-			logger.Warn("no platform in the database yet; create one with: "+hint, "db", db.path) // #nosec G706 -- the operator's own -db, shell-quoted, in a JSON log
+			logger.Warn("no platform in the database yet; create one with: "+hint, "db", payments.RedactDSN(db.path)) // #nosec G706 -- the operator's own -db, shell-quoted, in a JSON log
 		}
 		scheme := "http"
 		if *certFile != "" {
@@ -163,7 +163,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 			Logger:   logger,
 			Ready: func(a net.Addr) {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
-					"environment", string(*env), "db", db.path, "timestamp_tolerance", tolerance.String(),
+					"environment", string(*env), "db", payments.RedactDSN(db.path), "timestamp_tolerance", tolerance.String(),
 					"data_key_id", svc.DataKeyID())
 			},
 		})
