@@ -1,23 +1,58 @@
 package payments_test
 
 import (
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/openapicheck"
 	"github.com/platform-payments/payments/scenario"
 )
 
 // TestScripts runs the end-to-end scenarios in testdata/*.txtar against the real
-// handler and database (see package scenario for the commands).
+// handler and database (see package scenario for the commands), and checks every answer
+// they receive against openapi.json.
 func TestScripts(t *testing.T) {
-	scenario.Run(t, "testdata")
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata"), openAPICheck(t)))
 }
 
-// TestExamples runs the scenarios the README shows testers, in testdata/examples.
+// TestExamples runs the scenarios the README shows testers, in testdata/examples, and
+// checks every answer against openapi.json.
 func TestExamples(t *testing.T) {
-	scenario.Run(t, "testdata/examples")
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), openAPICheck(t)))
+}
+
+// openAPICheck checks an answer against the API's OpenAPI document. Answers to requests
+// outside the API's operations (an unknown path, a method its path does not take, the
+// operations endpoints) are not the document's to describe: they are counted and passed.
+func openAPICheck(t *testing.T) func(resp *http.Response, body []byte) error {
+	c, err := openapicheck.New(payments.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked, outside atomic.Int64
+	t.Cleanup(func() {
+		t.Logf("openapi.json: %d answers checked, %d outside the API's operations", checked.Load(), outside.Load())
+		if checked.Load() == 0 && !t.Failed() {
+			t.Error("no answer was checked against openapi.json")
+		}
+	})
+	return func(resp *http.Response, body []byte) error {
+		err := c.Check(resp.Request, resp.StatusCode, resp.Header, body)
+		if errors.Is(err, openapicheck.ErrNoOperation) {
+			outside.Add(1)
+			return nil
+		}
+		checked.Add(1)
+		return err
+	}
 }
 
 // TestREADMEScenario runs the example scenario of the README's "Scenario toolkit" section,
