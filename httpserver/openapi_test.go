@@ -104,6 +104,22 @@ func TestOpenAPI(t *testing.T) {
 	}
 }
 
+// TestAPIDoc: docs/api.md is what the generator renders from the document now, and
+// covers every route with a request and an answer.
+func TestAPIDoc(t *testing.T) {
+	g := generate(t)
+	checkGenerated(t, apiDocFile, g.apiDoc)
+	for _, rt := range routes {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		if !bytes.Contains(g.apiDoc, []byte("`"+method+" "+path+"`")) {
+			t.Errorf("docs/api.md does not describe %s", rt.pattern)
+		}
+	}
+	if n := bytes.Count(g.apiDoc, []byte("Response `200`:")); n != len(routes) {
+		t.Errorf("docs/api.md shows %d answers of 200, want %d", n, len(routes))
+	}
+}
+
 // TestOpenAPIServed: GET /openapi.json answers the committed document, without
 // credentials.
 func TestOpenAPIServed(t *testing.T) {
