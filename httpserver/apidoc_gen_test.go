@@ -50,11 +50,46 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 		}
 		return m
 	}
-	pretty := func(v any) string {
-		raw, _ := json.Marshal(v)
+	// The examples as the server wrote them, members in its order (a map would sort them).
+	var raw struct {
+		Paths map[string]map[string]struct {
+			RequestBody struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+			Responses map[string]struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+		}
+		Components struct {
+			Responses map[string]struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+		}
+	}
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil, err
+	}
+	// inline shows a schema with a $ref to a shared definition merged into it.
+	inline := func(v any) any {
+		m, ok := v.(map[string]any)
+		if !ok || m["$ref"] == nil {
+			return v
+		}
+		out := map[string]any{}
+		for k, x := range resolve(m) {
+			out[k] = x
+		}
+		for k, x := range m {
+			if k != "$ref" {
+				out[k] = x
+			}
+		}
+		return out
+	}
+	pretty := func(ex json.RawMessage) string {
 		var out bytes.Buffer
-		if err := json.Indent(&out, raw, "", "  "); err != nil {
-			return string(raw)
+		if err := json.Indent(&out, compactJSON(ex), "", "  "); err != nil {
+			return string(ex)
 		}
 		return out.String()
 	}
@@ -136,14 +171,36 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 			w("| parameter | in | required | schema |\n|---|---|---|---|\n")
 			for _, p := range params {
 				pm := resolve(p)
-				w("| `%s` | %s | %v | `%s` |\n", str(pm["name"]), str(pm["in"]), pm["required"] == true, compact(pm["schema"]))
+				w("| `%s` | %s | %v | `` %s `` |\n", str(pm["name"]), str(pm["in"]), pm["required"] == true, compact(inline(pm["schema"])))
 			}
 			w("\n")
 		}
-		if ex := get(o.op, "requestBody", "content", "application/json", "example"); ex != nil {
+		rawOp := raw.Paths[o.path][strings.ToLower(o.method)]
+		if body, _ := get(o.op, "requestBody", "content", "application/json", "schema").(map[string]any); body != nil {
+			props, _ := body["properties"].(map[string]any)
+			required, _ := body["required"].([]any)
+			names := make([]string, 0, len(props))
+			for name := range props {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			w("| body field | required | schema |\n|---|---|---|\n")
+			for _, name := range names {
+				w("| `%s` | %v | `` %s `` |\n", name, slices.Contains(required, any(name)), compact(inline(props[name])))
+			}
+			w("\n")
+			if all, _ := body["allOf"].([]any); len(all) > 0 {
+				w("Rules over the whole body (each a `value_error` at the body when it fails):\n\n")
+				for _, r := range all {
+					w("- %s\n", str(resolve(r)["x-rule"]))
+				}
+				w("\n")
+			}
+		}
+		if ex := rawOp.RequestBody.Content["application/json"].Example; ex != nil {
 			w("Request body:\n\n```json\n%s\n```\n\n", pretty(ex))
 		}
-		if ex := get(o.op, "responses", "200", "content", "application/json", "example"); ex != nil {
+		if ex := rawOp.Responses["200"].Content["application/json"].Example; ex != nil {
 			w("Response `200`:\n\n```json\n%s\n```\n\n", pretty(ex))
 		}
 		w("Errors:\n\n| status | when | example |\n|---|---|---|\n")
@@ -157,10 +214,13 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 		sort.Strings(statuses)
 		for _, s := range statuses {
 			r := resolve(responses[s])
+			ex := rawOp.Responses[s].Content["application/json"].Example
+			if ref := str(get(responses[s], "$ref")); ref != "" {
+				ex = raw.Components.Responses[strings.TrimPrefix(ref, "#/components/responses/")].Content["application/json"].Example
+			}
 			example := "-"
-			if ex := get(r, "content", "application/json", "example"); ex != nil {
-				raw, _ := json.Marshal(ex)
-				example = "`` " + string(raw) + " ``" // the text may hold a backtick
+			if ex != nil {
+				example = "`` " + string(compactJSON(ex)) + " ``" // the text may hold a backtick
 			}
 			w("| `%s` | %s | %s |\n", s, strings.ReplaceAll(str(r["description"]), "|", "\\|"), strings.ReplaceAll(example, "|", "\\|"))
 		}
@@ -174,8 +234,20 @@ func anchor(heading string) string {
 	return strings.ReplaceAll(strings.ToLower(heading), " ", "-")
 }
 
-// compact writes a schema on one line.
+// compactJSON writes JSON text on one line, its members in their order.
+func compactJSON(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// compact writes a schema on one line, for a table cell (| escaped).
 func compact(v any) string {
-	raw, _ := json.Marshal(v)
-	return string(raw)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // #nosec G104 -- a value decoded from JSON encodes
+	return strings.ReplaceAll(strings.TrimSpace(b.String()), "|", "\\|")
 }
