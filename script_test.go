@@ -1,10 +1,12 @@
 package payments_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -27,6 +29,62 @@ func TestScripts(t *testing.T) {
 // checks every answer against openapi.json.
 func TestExamples(t *testing.T) {
 	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), openAPICheck(t)))
+}
+
+// TestScenarioCheckRejects: the check of the scenarios' answers can fail. Against a
+// document whose User lacks a property the server writes, the same example scenarios'
+// answers are refused (counted here rather than failing the scripts).
+func TestScenarioCheckRejects(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(payments.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	user := doc["components"].(map[string]any)["schemas"].(map[string]any)["User"].(map[string]any)
+	delete(user["properties"].(map[string]any), "phone")
+	user["required"] = slices.DeleteFunc(user["required"].([]any), func(v any) bool { return v == "phone" })
+	mutated, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The document's own examples, real answers, are refused first.
+	if _, err := openapicheck.New(mutated); err == nil {
+		t.Fatal("a document whose examples do not match its schemas loaded")
+	}
+	dropExamples(doc)
+	if mutated, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openapicheck.New(mutated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int64
+	t.Run("examples", func(t *testing.T) {
+		testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), func(resp *http.Response, body []byte) error {
+			if err := c.Check(resp.Request, resp.StatusCode, resp.Header, body); err != nil && !errors.Is(err, openapicheck.ErrNoOperation) {
+				refused.Add(1)
+			}
+			return nil
+		}))
+	})
+	if refused.Load() == 0 {
+		t.Error("no answer refused by a document whose User lacks phone")
+	}
+}
+
+// dropExamples removes every example member of a document.
+func dropExamples(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		delete(n, "example")
+		for _, v := range n {
+			dropExamples(v)
+		}
+	case []any:
+		for _, v := range n {
+			dropExamples(v)
+		}
+	}
 }
 
 // openAPICheck checks an answer against the API's OpenAPI document. Answers to requests
