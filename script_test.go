@@ -1,23 +1,116 @@
 package payments_test
 
 import (
+	"encoding/json"
+	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/openapicheck"
 	"github.com/platform-payments/payments/scenario"
 )
 
 // TestScripts runs the end-to-end scenarios in testdata/*.txtar against the real
-// handler and database (see package scenario for the commands).
+// handler and database (see package scenario for the commands), and checks every answer
+// they receive against openapi.json.
 func TestScripts(t *testing.T) {
-	scenario.Run(t, "testdata")
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata"), openAPICheck(t)))
 }
 
-// TestExamples runs the scenarios the README shows testers, in testdata/examples.
+// TestExamples runs the scenarios the README shows testers, in testdata/examples, and
+// checks every answer against openapi.json.
 func TestExamples(t *testing.T) {
-	scenario.Run(t, "testdata/examples")
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), openAPICheck(t)))
+}
+
+// TestScenarioCheckRejects: the check of the scenarios' answers can fail. Against a
+// document whose User lacks a property the server writes, the same example scenarios'
+// answers are refused (counted here rather than failing the scripts).
+func TestScenarioCheckRejects(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(payments.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	user := doc["components"].(map[string]any)["schemas"].(map[string]any)["User"].(map[string]any)
+	delete(user["properties"].(map[string]any), "phone")
+	user["required"] = slices.DeleteFunc(user["required"].([]any), func(v any) bool { return v == "phone" })
+	mutated, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The document's own examples, real answers, are refused first.
+	if _, err := openapicheck.New(mutated); err == nil {
+		t.Fatal("a document whose examples do not match its schemas loaded")
+	}
+	dropExamples(doc)
+	if mutated, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	c, err := openapicheck.New(mutated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refused atomic.Int64
+	t.Run("examples", func(t *testing.T) {
+		testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), func(resp *http.Response, body []byte) error {
+			if err := c.Check(resp.Request, resp.StatusCode, resp.Header, body); err != nil && !errors.Is(err, openapicheck.ErrNoOperation) {
+				refused.Add(1)
+			}
+			return nil
+		}))
+	})
+	if refused.Load() == 0 {
+		t.Error("no answer refused by a document whose User lacks phone")
+	}
+}
+
+// dropExamples removes every example member of a document.
+func dropExamples(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		delete(n, "example")
+		for _, v := range n {
+			dropExamples(v)
+		}
+	case []any:
+		for _, v := range n {
+			dropExamples(v)
+		}
+	}
+}
+
+// openAPICheck checks an answer against the API's OpenAPI document. Answers to requests
+// outside the API's operations (an unknown path, a method its path does not take, the
+// operations endpoints) are not the document's to describe: they are counted and passed.
+func openAPICheck(t *testing.T) func(resp *http.Response, body []byte) error {
+	c, err := openapicheck.New(payments.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked, outside atomic.Int64
+	t.Cleanup(func() {
+		t.Logf("openapi.json: %d answers checked, %d outside the API's operations", checked.Load(), outside.Load())
+		if checked.Load() == 0 && !t.Failed() {
+			t.Error("no answer was checked against openapi.json")
+		}
+	})
+	return func(resp *http.Response, body []byte) error {
+		err := c.Check(resp.Request, resp.StatusCode, resp.Header, body)
+		if errors.Is(err, openapicheck.ErrNoOperation) {
+			outside.Add(1)
+			return nil
+		}
+		checked.Add(1)
+		return err
+	}
 }
 
 // TestREADMEScenario runs the example scenario of the README's "Scenario toolkit" section,

@@ -5,16 +5,18 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/internal/version"
 )
 
-// The operations endpoints, apart from the API's route table (routes.go, which the
+// The operations endpoints, and the API's OpenAPI document, apart from the API's route table (routes.go, which the
 // scenario coverage test reads): no authentication, no limits, no auth-failure counting,
 // nothing about any tenant in their answers.
 const (
 	healthzPattern = "GET /healthz"
 	readyzPattern  = "GET /readyz"
 	metricsPattern = "GET /metrics"
+	openAPIPattern = "GET /openapi.json"
 )
 
 // readyTimeout is how long /readyz waits for the store to answer.
@@ -30,8 +32,15 @@ type health struct {
 // `paymentsd version` prints. No HTTP header announces it.
 var build = version.Get()
 
-// mountOps mounts /healthz, /readyz and (unless it is served apart) /metrics on mux.
+// openAPI is the API's OpenAPI document (openapi.json), the body of GET /openapi.json.
+var openAPI = payments.OpenAPI()
+
+// mountOps mounts /healthz, /readyz, /openapi.json and (unless it is served apart)
+// /metrics on mux.
 func (s *server) mountOps(mux *http.ServeMux) {
+	mux.HandleFunc(openAPIPattern, ours(func(w http.ResponseWriter, r *http.Request) {
+		writeBody(w, http.StatusOK, openAPI)
+	}))
 	mux.HandleFunc(healthzPattern, ours(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, health{Status: "ok", Build: &build})
 	}))

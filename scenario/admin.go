@@ -93,7 +93,13 @@ func (h *host) Server() (command.Server, error) {
 
 // Answered keeps the answer as the last response and writes its status line on stderr.
 func (h *host) Answered(resp *http.Response, body []byte) error {
-	getState(h.ts).last = &response{status: resp.StatusCode, header: resp.Header, body: body}
+	st := getState(h.ts)
+	st.last = &response{status: resp.StatusCode, header: resp.Header, body: body}
+	if st.check != nil {
+		if err := st.check(resp, body); err != nil {
+			h.ts.Fatalf("the answer does not match the API's description: %v", err)
+		}
+	}
 	fmt.Fprintf(h.ts.Stderr(), "%s\n", resp.Status)
 	return nil
 }

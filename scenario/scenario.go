@@ -38,6 +38,27 @@ func Params(dir string) testscript.Params {
 	}
 }
 
+// CheckResponses returns p with check run on every answer a script's call receives (its
+// request is resp.Request): an error fails the script at that call, with or without "!".
+// The module's own tests check every answer against openapi.json this way.
+func CheckResponses(p testscript.Params, check func(resp *http.Response, body []byte) error) testscript.Params {
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if setup != nil {
+			if err := setup(env); err != nil {
+				return err
+			}
+		}
+		st, ok := env.Values[stateKey{}].(*state)
+		if !ok {
+			return fmt.Errorf("scenario: CheckResponses needs the parameters of Params")
+		}
+		st.check = check
+		return nil
+	}
+	return p
+}
+
 // Commands returns the script commands of this package by name: the first words of
 // paymentsd's commands in package command's table (platform, apikey, user, card,
 // address, rates, rules, keys, call), and the commands of scenarios alone. The package
@@ -184,6 +205,8 @@ type state struct {
 	client  *http.Client
 	last    *response
 	limits  httpserver.Options // the server's limits, as restart last set them
+	// check, when set, checks every answer (CheckResponses).
+	check func(resp *http.Response, body []byte) error
 }
 
 func setup(env *testscript.Env) error {

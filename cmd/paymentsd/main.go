@@ -20,6 +20,7 @@
 //	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
+//	paymentsd openapi
 //	paymentsd version         [-json]   (also paymentsd -version)
 //
 // The administration commands (platform create to keys status) and call are the table of

@@ -1,0 +1,253 @@
+package httpserver
+
+// The generator of docs/api.md: the API reference, rendered from the OpenAPI document
+// (buildOpenAPI's output, as openapi.json holds it) and a worked signing example computed
+// by the library's own signing functions. TestAPIDoc compares it with the committed file.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/platform-payments/payments"
+)
+
+// The worked signing example: a secret as paymentsd platform create issues it (64 hex
+// digits), and a request.
+const (
+	signingSecret    = "9a41c0de5be5b0c3a7e2f8d61c4b2a9e0f7d3c5b8a1e6f2d4c9b7a0e3f5d8c21"
+	signingTimestamp = "1795341600"
+)
+
+func buildAPIDoc(doc []byte) ([]byte, error) {
+	var d map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&d); err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	get := func(m any, path ...string) any {
+		for _, p := range path {
+			mm, ok := m.(map[string]any)
+			if !ok {
+				return nil
+			}
+			m = mm[p]
+		}
+		return m
+	}
+	str := func(v any) string { s, _ := v.(string); return s }
+	resolve := func(v any) map[string]any { // a $ref to components, or the object itself
+		m, _ := v.(map[string]any)
+		if ref := str(m["$ref"]); ref != "" {
+			parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+			m, _ = get(d, parts...).(map[string]any)
+		}
+		return m
+	}
+	// The examples as the server wrote them, members in its order (a map would sort them).
+	var raw struct {
+		Paths map[string]map[string]struct {
+			RequestBody struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+			Responses map[string]struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+		}
+		Components struct {
+			Responses map[string]struct {
+				Content map[string]struct{ Example json.RawMessage }
+			}
+		}
+	}
+	if err := json.Unmarshal(doc, &raw); err != nil {
+		return nil, err
+	}
+	// inline shows a schema with a $ref to a shared definition merged into it.
+	inline := func(v any) any {
+		m, ok := v.(map[string]any)
+		if !ok || m["$ref"] == nil {
+			return v
+		}
+		out := map[string]any{}
+		for k, x := range resolve(m) {
+			out[k] = x
+		}
+		for k, x := range m {
+			if k != "$ref" {
+				out[k] = x
+			}
+		}
+		return out
+	}
+	pretty := func(ex json.RawMessage) string {
+		var out bytes.Buffer
+		if err := json.Indent(&out, compactJSON(ex), "", "  "); err != nil {
+			return string(ex)
+		}
+		return out.String()
+	}
+
+	w("# Platform Payments API reference\n\n")
+	w("<!-- Generated from openapi.json by go test ./httpserver -run 'TestOpenAPI|TestAPIDoc' -update: do not edit. -->\n\n")
+	w("%s\n\n", str(get(d, "info", "summary")))
+	w("The machine-readable description is [`openapi.json`](../openapi.json) (OpenAPI 3.1), also served by a running server at `GET /openapi.json` and printed by `paymentsd openapi`. ")
+	w("Every example below is a real answer of the server, recorded by the test that generates this file.\n\n")
+	w("Every answer is JSON. Success is `200` with the envelope `{\"success\":true,\"message\":\"Success\",\"data\":…,\"queryGeneratedTime\":UNIX_SECONDS}` ")
+	w("(List Users has its own); a refusal is the error envelope, `success` false and `data` null, ")
+	w("except a validation failure (`422`), which is FastAPI's `{\"detail\":[…]}` list of pydantic v2 entries.\n\n")
+
+	// Signing.
+	body := []byte(`{"name":"Ada Lovelace","email":"ada@example.com"}`)
+	const method, target = "POST", "/api/platform/users/create"
+	sum := payments.StringToSign(method, target, body)
+	w("## Authentication and signing\n\n")
+	w("Platform endpoints take `%s` and `%s`; the user-API endpoint takes `%s` and `%s` instead. ",
+		payments.HeaderPlatformID, payments.HeaderSignature, payments.HeaderAPIKey, payments.HeaderAPISecret)
+	w("Any authentication failure is `401` with the error envelope, before the body is looked at.\n\n")
+	w("    string_to_sign = METHOD + PATH_AND_QUERY + hex(sha256(BODY))          (no separators)\n")
+	w("    X-Signature    = hex(HMAC-SHA256(key = the platform secret as issued, string_to_sign))\n\n")
+	w("`PATH_AND_QUERY` is the request target exactly as sent on the request line; an empty body hashes the empty string. ")
+	w("Go clients sign with `payments.Sign(secret, method, target, body)`, the function the server verifies with.\n\n")
+	w("**Worked example** (computed by `payments.Sign` when this file is generated):\n\n")
+	w("| | |\n|---|---|\n")
+	w("| platform secret | `%s` |\n| request | `%s %s` |\n| body | `%s` |\n", signingSecret, method, target, body)
+	w("| hex(sha256(body)) | `%s` |\n", strings.TrimPrefix(sum, method+target))
+	w("| string to sign | `%s` |\n", sum)
+	w("| `X-Signature` | `%s` |\n\n", payments.Sign(signingSecret, method, target, body))
+	w("A platform created with `paymentsd platform create -require-timestamp` also sends `%s`, the time in Unix seconds, ", payments.HeaderTimestamp)
+	w("appended as sent to the string to sign (`payments.SignTimestamped`); the server accepts it within %d seconds of its clock. With `X-Timestamp: %s`:\n\n",
+		int(payments.DefaultTimestampTolerance.Seconds()), signingTimestamp)
+	w("| | |\n|---|---|\n")
+	w("| string to sign | `%s` |\n", payments.StringToSignTimestamped(method, target, body, signingTimestamp))
+	w("| `X-Signature` | `%s` |\n\n", payments.SignTimestamped(signingSecret, method, target, body, signingTimestamp))
+
+	w("## Verification\n\n")
+	forbidden, _ := get(d, "paths", "/api/platform/accounts/get-account/{account_id}", "get", "responses", "403", "content", "application/json", "example").(map[string]any)
+	if forbidden == nil {
+		return nil, fmt.Errorf("no example of Get Bank Account's 403")
+	}
+	w("Get Bank Account answers `403` (%q) until the account's user is identity-verified. ", str(forbidden["message"]))
+	w("Verification is an operator's act, not an API call: `paymentsd user verify USER_ID` (library `Service.VerifyUser`). ")
+	w("Adding the account does not need it, and the verification covers every account of the user, those added before and after.\n\n")
+
+	w("## Idempotency keys and limits\n\n")
+	w("%s\n\n", str(get(d, "components", "parameters", "Idempotency-Key", "description")))
+	w("Every endpoint that changes something takes it (each but List Users and the GETs). %s\n\n", str(get(d, "components", "responses", "429", "description")))
+
+	// Endpoints, in the route table's order.
+	w("## Endpoints\n\n")
+	type op struct {
+		method, path string
+		op           map[string]any
+	}
+	var ops []op
+	for _, rt := range routes {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		o, _ := get(d, "paths", path, strings.ToLower(method)).(map[string]any)
+		if o == nil {
+			return nil, fmt.Errorf("%s: not in the document", rt.pattern)
+		}
+		ops = append(ops, op{method, path, o})
+	}
+	for i, o := range ops {
+		w("%d. [%s](#%s)\n", i+1, str(o.op["summary"]), anchor(str(o.op["summary"])))
+	}
+	w("\n")
+	for _, o := range ops {
+		w("### %s\n\n`%s %s`\n\n%s\n\n", str(o.op["summary"]), o.method, o.path, str(o.op["description"]))
+		if slices.Contains(o.op["tags"].([]any), any("user-api")) {
+			w("Credentials: `X-Api-Key` and `X-Api-Secret`.\n\n")
+		} else {
+			w("Credentials: `X-Platform-ID` and `X-Signature` (and `X-Timestamp` for a platform that requires it).\n\n")
+		}
+		if params, _ := o.op["parameters"].([]any); len(params) > 0 {
+			w("| parameter | in | required | schema |\n|---|---|---|---|\n")
+			for _, p := range params {
+				pm := resolve(p)
+				w("| `%s` | %s | %v | `` %s `` |\n", str(pm["name"]), str(pm["in"]), pm["required"] == true, compact(inline(pm["schema"])))
+			}
+			w("\n")
+		}
+		rawOp := raw.Paths[o.path][strings.ToLower(o.method)]
+		if body, _ := get(o.op, "requestBody", "content", "application/json", "schema").(map[string]any); body != nil {
+			props, _ := body["properties"].(map[string]any)
+			required, _ := body["required"].([]any)
+			names := make([]string, 0, len(props))
+			for name := range props {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			w("| body field | required | schema |\n|---|---|---|\n")
+			for _, name := range names {
+				w("| `%s` | %v | `` %s `` |\n", name, slices.Contains(required, any(name)), compact(inline(props[name])))
+			}
+			w("\n")
+			if all, _ := body["allOf"].([]any); len(all) > 0 {
+				w("Rules over the whole body (each a `value_error` at the body when it fails):\n\n")
+				for _, r := range all {
+					w("- %s\n", str(resolve(r)["x-rule"]))
+				}
+				w("\n")
+			}
+		}
+		if ex := rawOp.RequestBody.Content["application/json"].Example; ex != nil {
+			w("Request body:\n\n```json\n%s\n```\n\n", pretty(ex))
+		}
+		if ex := rawOp.Responses["200"].Content["application/json"].Example; ex != nil {
+			w("Response `200`:\n\n```json\n%s\n```\n\n", pretty(ex))
+		}
+		w("Errors:\n\n| status | when | example |\n|---|---|---|\n")
+		responses, _ := o.op["responses"].(map[string]any)
+		statuses := make([]string, 0, len(responses))
+		for s := range responses {
+			if s != "200" {
+				statuses = append(statuses, s)
+			}
+		}
+		sort.Strings(statuses)
+		for _, s := range statuses {
+			r := resolve(responses[s])
+			ex := rawOp.Responses[s].Content["application/json"].Example
+			if ref := str(get(responses[s], "$ref")); ref != "" {
+				ex = raw.Components.Responses[strings.TrimPrefix(ref, "#/components/responses/")].Content["application/json"].Example
+			}
+			example := "-"
+			if ex != nil {
+				example = "`` " + string(compactJSON(ex)) + " ``" // the text may hold a backtick
+			}
+			w("| `%s` | %s | %s |\n", s, strings.ReplaceAll(str(r["description"]), "|", "\\|"), strings.ReplaceAll(example, "|", "\\|"))
+		}
+		w("\n")
+	}
+	return []byte(b.String()), nil
+}
+
+// anchor is the GitHub anchor of a heading.
+func anchor(heading string) string {
+	return strings.ReplaceAll(strings.ToLower(heading), " ", "-")
+}
+
+// compactJSON writes JSON text on one line, its members in their order.
+func compactJSON(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// compact writes a schema on one line, for a table cell (| escaped).
+func compact(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v) // #nosec G104 -- a value decoded from JSON encodes
+	return strings.ReplaceAll(strings.TrimSpace(b.String()), "|", "\\|")
+}

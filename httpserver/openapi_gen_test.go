@@ -1,0 +1,652 @@
+package httpserver
+
+// The generator of openapi.json: the OpenAPI 3.1 document of the API, built from
+//   - the route table (paths, methods, credentials, whether a route takes a body and an
+//     Idempotency-Key),
+//   - the request schemas of schema/ (request bodies, path and query parameters; the
+//     shared definitions of defs.json become components/schemas),
+//   - the response types of package payments, by reflection of their json tags,
+//   - statusByCode and each operation's own refusals (operationDocs), for the statuses,
+//   - and the examples the real handler answered (openapi_examples_test.go).
+// TestOpenAPI compares the result with the committed file; -update rewrites it.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+)
+
+// operationDoc is what the document says of a route beyond the table: the library method
+// behind it (whose first result is the response's data) and the refusals of its own.
+type operationDoc struct {
+	library string          // the *payments.Service method the handler runs
+	codes   []payments.Code // the operation's own refusals, besides validation (422)
+	whole   reflect.Type    // the whole 200 body, when it is not the common envelope
+}
+
+var operationDocs = map[string]operationDoc{
+	"POST /api/user-api/payee/create":                                     {library: "CreatePayee"},
+	"PUT /api/platform/payee/update/{user_id}":                            {library: "UpdatePayee", codes: []payments.Code{payments.CodeNotFound}},
+	"POST /api/platform/users/create":                                     {library: "CreateUser", codes: []payments.Code{payments.CodeConflict}},
+	"POST /api/platform/users/list":                                       {library: "ListUsers", whole: reflect.TypeFor[payments.UserListEnvelope]()},
+	"GET /api/platform/users/get/{user_id}":                               {library: "GetUser", codes: []payments.Code{payments.CodeNotFound}},
+	"POST /api/platform/accounts/add-account":                             {library: "AddBankAccount", codes: []payments.Code{payments.CodeNotFound, payments.CodeConflict}},
+	"GET /api/platform/accounts/get-account/{account_id}":                 {library: "GetBankAccount", codes: []payments.Code{payments.CodeForbidden, payments.CodeNotFound}},
+	"DELETE /api/platform/card/delete/{user_id}":                          {library: "DeleteCard", codes: []payments.Code{payments.CodeNotFound}},
+	"POST /api/platform/cross-border/payee/bank/{user_id}":                {library: "AddPayeeBank", codes: []payments.Code{payments.CodeNotFound}},
+	"DELETE /api/platform/cross-border/payee/bank/{user_id}/{bank_uuid}":  {library: "DeletePayeeBank", codes: []payments.Code{payments.CodeNotFound}},
+	"GET /api/platform/cross-border/payee/addresses/{user_id}":            {library: "ListPayeeAddresses", codes: []payments.Code{payments.CodeNotFound}},
+	"GET /api/platform/cross-border/payee/address/{user_id}/{address_id}": {library: "GetPayeeAddress", codes: []payments.Code{payments.CodeNotFound}},
+	"GET /api/platform/cross-border/payee-rules":                          {library: "GetPayeeRules", codes: []payments.Code{payments.CodeNotFound}},
+	"GET /api/platform/cross-border/rates":                                {library: "ExchangeRates"},
+}
+
+// What each status means, for every route that can answer it.
+var statusDescriptions = map[int]string{
+	http.StatusOK:                    "Success.",
+	http.StatusBadRequest:            "The Idempotency-Key header is malformed: empty, longer than 255 characters, not printable ASCII, or sent twice.",
+	http.StatusUnauthorized:          "Authentication failed: a credential header is missing, or the credentials or the signature are not right (for a platform that requires signed timestamps, also a missing, malformed or out-of-window X-Timestamp). Checked before the body.",
+	http.StatusForbidden:             "Authenticated, but not allowed yet.",
+	http.StatusNotFound:              "Not found for this caller: what does not exist and what belongs to another platform are answered alike.",
+	http.StatusConflict:              "Conflicts with what is stored.",
+	http.StatusRequestEntityTooLarge: "The request body exceeds 64 KiB.",
+	http.StatusUnsupportedMediaType:  "A body was sent without Content-Type: application/json.",
+	http.StatusUnprocessableEntity:   "The request fails validation: FastAPI's shape, one pydantic v2 entry per failure, path before query before body.",
+	http.StatusTooManyRequests:       "A limit refused the request: the caller's rate limit (when the server runs with -rate-limit), or too many failed authentications from this address or naming these credentials. Retry-After says when to come back.",
+	http.StatusInternalServerError:   "A fault of the server; the details are logged with the request id, never answered.",
+}
+
+// refusalDescriptions say what an operation's own refusal means for it, by route and
+// status; statusDescriptions is the rest.
+var refusalDescriptions = map[string]map[int]string{
+	"GET /api/platform/accounts/get-account/{account_id}": {
+		http.StatusForbidden: "The account's user is not identity-verified yet: an operator verifies a user with `paymentsd user verify USER_ID` (library `Service.VerifyUser`); until then the account is not shown.",
+	},
+	"POST /api/platform/users/create": {
+		http.StatusConflict: "The platform already has a user with this email (compared case-insensitively).",
+	},
+	"POST /api/platform/accounts/add-account": {
+		http.StatusConflict: "The user already has an account with this routing number and account number.",
+	},
+}
+
+const (
+	idempotencyConflict = "The same Idempotency-Key is in use by a request still running."
+	idempotencyMismatch = "Also: the Idempotency-Key was already used with a different request (the error envelope)."
+)
+
+// The OpenAPI document's top-level members, in the order they are written.
+type openAPIDoc struct {
+	OpenAPI    string         `json:"openapi"`
+	Info       map[string]any `json:"info"`
+	Servers    []any          `json:"servers"`
+	Tags       []any          `json:"tags"`
+	Paths      map[string]any `json:"paths"`
+	Components map[string]any `json:"components"`
+}
+
+// requestSchema is one file of schema/ that describes an API request.
+type requestSchema struct {
+	file, name, note string
+	raw              []byte
+	doc              map[string]any
+}
+
+// generator builds the document; schemas collects the reflected response types.
+type generator struct {
+	ex      *exampleSet
+	schemas map[string]any
+}
+
+// buildOpenAPI returns the document, indented, ending in a newline.
+func buildOpenAPI(ex *exampleSet) ([]byte, error) {
+	g := &generator{ex: ex, schemas: map[string]any{}}
+	requests, defs, err := readRequestSchemas()
+	if err != nil {
+		return nil, err
+	}
+	for name, def := range defs {
+		g.schemas[name] = def
+	}
+	errorEnvelope := g.envelope(map[string]any{"type": "null"})
+	errorEnvelope["description"] = "The error envelope: success false, the message, data null."
+	g.schemas["ErrorEnvelope"] = errorEnvelope
+	g.ref(reflect.TypeFor[payments.ValidationBody]())
+
+	paths := map[string]any{}
+	for _, rt := range routes {
+		od, ok := operationDocs[rt.pattern]
+		if !ok {
+			return nil, fmt.Errorf("route %s has no entry in operationDocs", rt.pattern)
+		}
+		req, ok := requests[rt.pattern]
+		if !ok {
+			return nil, fmt.Errorf("route %s has no request schema in schema/ (a file titled \"Name: %s\")", rt.pattern, rt.pattern)
+		}
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		op, err := g.operation(rt, od, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rt.pattern, err)
+		}
+		item, _ := paths[path].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[path] = item
+		}
+		item[strings.ToLower(method)] = op
+	}
+
+	doc := openAPIDoc{
+		OpenAPI: "3.1.0",
+		Info: map[string]any{
+			"title":   "Platform Payments API",
+			"version": "1.0.0",
+			"summary": "Users, payees, bank accounts, cards and cross-border payouts of a payments platform.",
+			"description": "Generated from the route table, the request schemas (schema/) and the response types of " +
+				"github.com/platform-payments/payments; do not edit by hand (go test ./httpserver -run TestOpenAPI -update). " +
+				"Platform requests are signed with HMAC-SHA256: see the security scheme platformSignature and docs/api.md. " +
+				"Custom formats: text (free text without control, bidirectional-override or invisible-only content), " +
+				"strict-integer (a JSON integer, never 10.0 or \"10\"), iso4217 and iso3166-alpha2 (known codes), " +
+				"aba-routing (an ABA routing number with its checksum). x-rule is a rule over a whole body, " +
+				"answered as one value_error at the body.",
+			"license": map[string]any{"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
+		},
+		Servers: []any{map[string]any{"url": "http://127.0.0.1:8080", "description": "paymentsd serve's default address"}},
+		Tags: []any{
+			map[string]any{"name": "platform", "description": "Platform endpoints, signed with X-Platform-ID and X-Signature."},
+			map[string]any{"name": "user-api", "description": "The user-API endpoint, with a user's X-Api-Key and X-Api-Secret."},
+		},
+		Paths: paths,
+		Components: map[string]any{
+			"schemas":         g.schemas,
+			"securitySchemes": securitySchemes(),
+			"parameters":      sharedParameters(),
+			"headers":         sharedHeaders(),
+			"responses":       g.sharedResponses(),
+		},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// readRequestSchemas reads schema/: the request files of the API by the route each names
+// in its title ("Create User: POST /api/platform/users/create"), and the shared
+// definitions, with every reference to defs.json rewritten to components/schemas.
+func readRequestSchemas() (map[string]*requestSchema, map[string]any, error) {
+	files := payments.RequestSchemas()
+	names, err := fs.Glob(files, "*.json")
+	if err != nil {
+		return nil, nil, err
+	}
+	requests := map[string]*requestSchema{}
+	var defs map[string]any
+	for _, file := range names {
+		raw, err := fs.ReadFile(files, file)
+		if err != nil {
+			return nil, nil, err
+		}
+		var doc map[string]any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", file, err)
+		}
+		rewriteRefs(doc)
+		if file == "defs.json" {
+			defs, _ = doc["$defs"].(map[string]any)
+			continue
+		}
+		title, _ := doc["title"].(string)
+		name, rest, ok := strings.Cut(title, ": ")
+		method, _, _ := strings.Cut(rest, " ")
+		if !ok || method == "" || strings.ToUpper(method) != method || !strings.Contains(rest, " /") {
+			continue // not an HTTP request (library and command line only)
+		}
+		pattern, note, _ := strings.Cut(rest, ". ")
+		pattern, _, _ = strings.Cut(pattern, "?")
+		requests[pattern] = &requestSchema{file: file, name: name, note: note, raw: raw, doc: doc}
+	}
+	if defs == nil {
+		return nil, nil, fmt.Errorf("schema/defs.json: no $defs")
+	}
+	return requests, defs, nil
+}
+
+// rewriteRefs points references to defs.json at the document's components/schemas.
+func rewriteRefs(node any) {
+	switch n := node.(type) {
+	case map[string]any:
+		for k, v := range n {
+			if s, ok := v.(string); ok && k == "$ref" {
+				if def, ok := strings.CutPrefix(s, "defs.json#/$defs/"); ok {
+					n[k] = "#/components/schemas/" + def
+				}
+				continue
+			}
+			rewriteRefs(v)
+		}
+	case []any:
+		for _, v := range n {
+			rewriteRefs(v)
+		}
+	}
+}
+
+// section returns a section ("path", "query", "body") of a request schema.
+func (r *requestSchema) section(name string) map[string]any {
+	props, _ := r.doc["properties"].(map[string]any)
+	s, _ := props[name].(map[string]any)
+	return s
+}
+
+// operationID is the request's name in lower camel case: "Create User" is createUser.
+func operationID(name string) string {
+	words := strings.Fields(name)
+	for i, w := range words {
+		if i == 0 {
+			words[i] = strings.ToLower(w)
+		} else {
+			r := []rune(w)
+			r[0] = unicode.ToUpper(r[0])
+			words[i] = string(r)
+		}
+	}
+	return strings.Join(words, "")
+}
+
+func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (map[string]any, error) {
+	m, ok := reflect.TypeFor[*payments.Service]().MethodByName(od.library)
+	if !ok {
+		return nil, fmt.Errorf("payments.Service has no method %s", od.library)
+	}
+	op := map[string]any{
+		"operationId": operationID(req.name),
+		"summary":     req.name,
+	}
+	desc := fmt.Sprintf("Library: `Service.%s`. Request schema: `schema/%s`.", od.library, req.file)
+	if req.note != "" {
+		desc = req.note + " " + desc
+	}
+	if rt.effect == changes {
+		desc += " Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true)."
+	} else if rt.body == withBody {
+		desc += " Changes nothing: an Idempotency-Key is ignored."
+	}
+	op["description"] = desc
+	if rt.auth == userAPI {
+		op["tags"] = []any{"user-api"}
+		op["security"] = []any{map[string]any{"apiKey": []any{}, "apiSecret": []any{}}}
+	} else {
+		op["tags"] = []any{"platform"}
+		op["security"] = []any{map[string]any{"platformID": []any{}, "platformSignature": []any{}}}
+	}
+
+	// Parameters: the path's, in the pattern's order; the query's, in the file's order;
+	// then the headers.
+	var params []any
+	if path := req.section("path"); path != nil {
+		props, _ := path["properties"].(map[string]any)
+		for _, m := range pathParam.FindAllStringSubmatch(rt.pattern, -1) {
+			s, ok := props[m[1]]
+			if !ok {
+				return nil, fmt.Errorf("path parameter %s is not in schema/%s", m[1], req.file)
+			}
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": s})
+		}
+		if len(props) != len(params) {
+			return nil, fmt.Errorf("schema/%s has path parameters the pattern does not", req.file)
+		}
+	} else if pathParam.MatchString(rt.pattern) {
+		return nil, fmt.Errorf("schema/%s describes no path parameters", req.file)
+	}
+	if query := req.section("query"); query != nil {
+		props, _ := query["properties"].(map[string]any)
+		required, _ := query["required"].([]any)
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, name)
+		}
+		sort.Slice(names, func(i, j int) bool { // the file's order
+			return bytes.Index(req.raw, []byte(`"`+names[i]+`"`)) < bytes.Index(req.raw, []byte(`"`+names[j]+`"`))
+		})
+		for _, name := range names {
+			params = append(params, map[string]any{
+				"name": name, "in": "query", "required": slices.Contains(required, any(name)), "schema": props[name],
+			})
+		}
+	}
+	if rt.auth == platformAPI {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/X-Timestamp"})
+	}
+	if rt.effect == changes {
+		params = append(params, map[string]any{"$ref": "#/components/parameters/Idempotency-Key"})
+	}
+	op["parameters"] = params
+
+	ex := g.ex.byRoute[rt.pattern]
+	if rt.body == withBody {
+		body := req.section("body")
+		if body == nil {
+			return nil, fmt.Errorf("schema/%s describes no body", req.file)
+		}
+		ok := ex[http.StatusOK]
+		if ok == nil {
+			return nil, fmt.Errorf("no example of a 200")
+		}
+		op["requestBody"] = map[string]any{
+			"required": true,
+			"content": map[string]any{"application/json": map[string]any{
+				"schema":  body,
+				"example": rawJSON(ok.reqBody),
+			}},
+		}
+	} else if req.section("body") != nil {
+		return nil, fmt.Errorf("schema/%s describes a body, but the route takes none", req.file)
+	}
+
+	responses := map[string]any{}
+	// 200: the envelope around the method's first result, or its own body.
+	var okSchema map[string]any
+	if od.whole != nil {
+		okSchema = g.ref(od.whole)
+	} else if m.Type.NumOut() == 1 {
+		okSchema = g.envelope(map[string]any{"type": "null"})
+	} else {
+		okSchema = g.envelope(g.schemaOf(m.Type.Out(0)))
+	}
+	okHeaders := map[string]any{
+		"RateLimit-Limit":     map[string]any{"$ref": "#/components/headers/RateLimit-Limit"},
+		"RateLimit-Remaining": map[string]any{"$ref": "#/components/headers/RateLimit-Remaining"},
+		"RateLimit-Reset":     map[string]any{"$ref": "#/components/headers/RateLimit-Reset"},
+	}
+	if rt.effect == changes {
+		okHeaders["Idempotent-Replayed"] = map[string]any{"$ref": "#/components/headers/Idempotent-Replayed"}
+	}
+	responses["200"] = g.response(statusDescriptions[http.StatusOK], okSchema, ex[http.StatusOK], okHeaders, true)
+
+	// The operation's own refusals, in the error envelope.
+	own := map[int]bool{}
+	for _, code := range od.codes {
+		own[statusByCode[code]] = true
+	}
+	if rt.effect == changes {
+		own[http.StatusConflict] = true // an Idempotency-Key in use
+	}
+	for _, status := range []int{http.StatusForbidden, http.StatusNotFound, http.StatusConflict} {
+		if !own[status] {
+			continue
+		}
+		desc := statusDescriptions[status]
+		if d := refusalDescriptions[rt.pattern][status]; d != "" {
+			desc = d
+		}
+		if status == http.StatusConflict && rt.effect == changes {
+			if slices.Contains(od.codes, payments.CodeConflict) {
+				desc += " Or: " + idempotencyConflict
+			} else {
+				desc = idempotencyConflict
+			}
+		}
+		e := ex[status]
+		if e == nil && status != http.StatusConflict {
+			return nil, fmt.Errorf("no example of a %d", status)
+		}
+		responses[strconv.Itoa(status)] = g.response(desc, ref("ErrorEnvelope"), e, nil, false)
+	}
+	// 422: the pydantic detail list; on a route that changes something, also the
+	// envelope of an Idempotency-Key used with another request.
+	invalid := ref("ValidationBody")
+	desc = statusDescriptions[http.StatusUnprocessableEntity]
+	if rt.effect == changes {
+		invalid = map[string]any{"anyOf": []any{ref("ValidationBody"), ref("ErrorEnvelope")}}
+		desc += " " + idempotencyMismatch
+	}
+	if ex[http.StatusUnprocessableEntity] == nil {
+		return nil, fmt.Errorf("no example of a 422")
+	}
+	responses["422"] = g.response(desc, invalid, ex[http.StatusUnprocessableEntity], nil, false)
+	// What every route of its kind can answer.
+	shared := []string{"401", "413", "429", "500"}
+	if rt.body == withBody {
+		shared = append(shared, "415")
+	}
+	if rt.effect == changes {
+		shared = append(shared, "400")
+	}
+	for _, s := range shared {
+		responses[s] = map[string]any{"$ref": "#/components/responses/" + s}
+	}
+	op["responses"] = responses
+	return op, nil
+}
+
+// response is a response object with its JSON schema and, when one was answered, the
+// real answer as its example.
+func (g *generator) response(desc string, schema map[string]any, e *exchange, headers map[string]any, _ bool) map[string]any {
+	media := map[string]any{"schema": schema}
+	if e != nil {
+		media["example"] = rawJSON(e.respBody)
+	}
+	r := map[string]any{"description": desc, "content": map[string]any{"application/json": media}}
+	if len(headers) > 0 {
+		r["headers"] = headers
+	}
+	return r
+}
+
+func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
+
+// rawJSON keeps an example's bytes as the server wrote them (compacted, as it writes).
+func rawJSON(b []byte) json.RawMessage { return json.RawMessage(bytes.TrimSpace(b)) }
+
+// envelope is the schema of payments.Envelope with data's schema given.
+func (g *generator) envelope(data map[string]any) map[string]any {
+	s := g.structSchema(reflect.TypeFor[payments.Envelope]())
+	s["properties"].(map[string]any)["data"] = data
+	return s
+}
+
+var (
+	timeType    = reflect.TypeFor[time.Time]()
+	uuidType    = reflect.TypeFor[uuid.UUID]()
+	decimalType = reflect.TypeFor[payments.Decimal]()
+	marshaler   = reflect.TypeFor[json.Marshaler]()
+	textMarsh   = reflect.TypeFor[interface{ MarshalText() ([]byte, error) }]()
+)
+
+// schemaOf is the JSON Schema of what encoding/json writes for a value of t.
+func (g *generator) schemaOf(t reflect.Type) map[string]any {
+	switch t {
+	case timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case uuidType:
+		return map[string]any{"type": "string", "format": "uuid"}
+	case decimalType:
+		return map[string]any{"type": "number", "description": "A decimal, written with exactly its digits."}
+	}
+	if t.Kind() != reflect.Pointer && (t.Implements(marshaler) || t.Implements(textMarsh)) {
+		panic(fmt.Sprintf("openapi: %s encodes itself: teach schemaOf what it writes", t))
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return nullable(g.schemaOf(t.Elem()))
+	case reflect.Struct:
+		return g.ref(t)
+	case reflect.Slice:
+		// A nil slice is null: the response types never hold one (checked by every
+		// scenario's answers against this document).
+		return map[string]any{"type": "array", "items": g.schemaOf(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schemaOf(t.Elem())}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Interface:
+		return map[string]any{}
+	}
+	panic(fmt.Sprintf("openapi: no schema for %s", t))
+}
+
+// nullable adds null to what a schema allows.
+func nullable(s map[string]any) map[string]any {
+	if typ, ok := s["type"].(string); ok {
+		s["type"] = []any{typ, "null"}
+		return s
+	}
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
+}
+
+// ref registers a named struct type as a component schema and returns a reference to it.
+func (g *generator) ref(t reflect.Type) map[string]any {
+	name := t.Name()
+	if _, done := g.schemas[name]; !done {
+		g.schemas[name] = nil // reserved, for recursive types
+		g.schemas[name] = g.structSchema(t)
+	}
+	return ref(name)
+}
+
+// structSchema is the object encoding/json writes for a struct: a property for each
+// exported field by its json name; a field without omitempty is always there (required),
+// a pointer without omitempty is null when nil, and a field with omitempty is left out
+// when empty (optional, never null). No property is written that is not a field.
+func (g *generator) structSchema(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var required []any
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		if f.Anonymous {
+			panic(fmt.Sprintf("openapi: %s embeds %s: not supported", t, f.Type))
+		}
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		omitempty := strings.Contains(","+opts+",", ",omitempty,")
+		s := g.schemaOf(f.Type)
+		if omitempty && f.Type.Kind() == reflect.Pointer {
+			s = g.schemaOf(f.Type.Elem()) // left out when nil: never null
+		}
+		props[name] = s
+		if !omitempty {
+			required = append(required, name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func securitySchemes() map[string]any {
+	return map[string]any{
+		"platformID": map[string]any{
+			"type": "apiKey", "in": "header", "name": payments.HeaderPlatformID,
+			"description": "The platform's id, as `paymentsd platform create` issued it. Sent with X-Signature.",
+		},
+		"platformSignature": map[string]any{
+			"type": "apiKey", "in": "header", "name": payments.HeaderSignature,
+			"description": "hex(HMAC-SHA256(key = the platform secret as issued, message = METHOD + PATH_AND_QUERY + hex(SHA-256(BODY)))), " +
+				"no separators; PATH_AND_QUERY is the request target exactly as sent. A platform created with -require-timestamp " +
+				"also sends X-Timestamp and appends it, as sent, to the message. Go clients sign with payments.Sign and " +
+				"payments.SignTimestamped; docs/api.md has a worked example.",
+		},
+		"apiKey": map[string]any{
+			"type": "apiKey", "in": "header", "name": payments.HeaderAPIKey,
+			"description": "A user's API key, as `paymentsd apikey create` issued it. Sent with X-Api-Secret.",
+		},
+		"apiSecret": map[string]any{
+			"type": "apiKey", "in": "header", "name": payments.HeaderAPISecret,
+			"description": "The API key's secret.",
+		},
+	}
+}
+
+func sharedParameters() map[string]any {
+	return map[string]any{
+		"X-Timestamp": map[string]any{
+			"name": payments.HeaderTimestamp, "in": "header", "required": false,
+			"description": fmt.Sprintf("The time of the request in Unix seconds, covered by X-Signature: required of a platform "+
+				"created with -require-timestamp (within %d seconds of the server's clock by default), ignored for the others.",
+				int(payments.DefaultTimestampTolerance/time.Second)),
+			"schema":  map[string]any{"type": "string", "pattern": "^[0-9]+$"},
+			"example": "1795341600",
+		},
+		"Idempotency-Key": map[string]any{
+			"name": headerIdempotencyKey, "in": "header", "required": false,
+			"description": "A key of the client's choosing for this operation: the same key, method, target and body " +
+				"replays the stored answer (kept 24 hours by default) instead of running again.",
+			"schema": map[string]any{"type": "string", "minLength": 1, "maxLength": payments.MaxIdempotencyKeyLength,
+				"pattern": "^[\\x20-\\x7E]+$"},
+			"example": "create-ada-2026-11-23",
+		},
+	}
+}
+
+func sharedHeaders() map[string]any {
+	integer := func(desc string) map[string]any {
+		return map[string]any{"description": desc, "schema": map[string]any{"type": "integer", "minimum": 0}}
+	}
+	return map[string]any{
+		"RateLimit-Limit":     integer("Requests the caller's bucket holds when full (the burst). Sent on every answer to an authenticated request when the server runs with a rate limit."),
+		"RateLimit-Remaining": integer("Whole requests in the caller's bucket now."),
+		"RateLimit-Reset":     integer("Seconds until the bucket is full again."),
+		"Retry-After": map[string]any{"description": "Seconds until a request may be sent again (at least 1).", "required": true,
+			"schema": map[string]any{"type": "integer", "minimum": 1}},
+		"Idempotent-Replayed": map[string]any{
+			"description": "true when the answer is the one stored under the Idempotency-Key, not a new run.",
+			"schema":      map[string]any{"type": "string", "enum": []any{"true"}},
+		},
+	}
+}
+
+// sharedResponses are the answers of every route of a kind, each with the real answer
+// as its example.
+func (g *generator) sharedResponses() map[string]any {
+	out := map[string]any{}
+	for _, status := range []int{400, 401, 413, 415, 429, 500} {
+		var headers map[string]any
+		if status == http.StatusTooManyRequests {
+			headers = map[string]any{
+				"Retry-After":         map[string]any{"$ref": "#/components/headers/Retry-After"},
+				"RateLimit-Limit":     map[string]any{"$ref": "#/components/headers/RateLimit-Limit"},
+				"RateLimit-Remaining": map[string]any{"$ref": "#/components/headers/RateLimit-Remaining"},
+				"RateLimit-Reset":     map[string]any{"$ref": "#/components/headers/RateLimit-Reset"},
+			}
+		}
+		out[strconv.Itoa(status)] = g.response(statusDescriptions[status], ref("ErrorEnvelope"), g.ex.shared[status], headers, false)
+	}
+	return out
+}
