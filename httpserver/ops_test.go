@@ -2,7 +2,7 @@ package httpserver_test
 
 import (
 	"encoding/json"
-	"github.com/platform-payments/payments"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // The operations endpoints: unauthenticated, in JSON, apart from the API's routes.
@@ -135,6 +137,10 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("GET /metrics: %d %s", rec.Code, rec.Body)
 	}
 	out := rec.Body.String()
+	pool := `payments_db_max_open_connections{pool="writer"} 1`
+	if pgtest.Enabled() {
+		pool = fmt.Sprintf(`payments_db_max_open_connections{pool="postgres"} %d`, payments.DefaultMaxConns())
+	}
 	for _, want := range []string{
 		`payments_http_requests_total{code="200",method="GET",route="GET /api/platform/users/get/{user_id}"} 3`,
 		`payments_http_requests_total{code="200",method="POST",route="POST /api/platform/users/create"} 1`,
@@ -145,7 +151,7 @@ func TestMetrics(t *testing.T) {
 		`payments_auth_failures_total 2`,
 		`payments_rate_limited_total{limit="auth_failures"} 2`,
 		`payments_commit_batch_size_bucket{le="1"} `,
-		`payments_db_max_open_connections{pool="writer"} 1`,
+		pool,
 		`go_goroutines `,
 		`process_start_time_seconds `,
 	} {
