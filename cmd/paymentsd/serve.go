@@ -24,7 +24,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR]",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
@@ -75,6 +75,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	logLevel := fs.String("log-level", "info", "log at `LEVEL` and above: debug, info, warn or error")
 	logFormat := fs.String("log-format", "json", "log in `FORMAT`: json (one object a line) or text (key=value)")
 	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics on the TCP address `ADDR` instead of the API's")
+	dbConns := fs.Int("db-max-conns", 0, "on PostgreSQL, open at most `N` connections (0: 4 per core, at least 8); SQLite sizes its own pools")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +93,9 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	}
 	if err := command.NoArgs(fs); err != nil {
 		return err
+	}
+	if *dbConns < 0 {
+		return command.Usagef("-db-max-conns %d: want 0 (the default) or more", *dbConns)
 	}
 	newHandler, err := logHandler(*logLevel, *logFormat)
 	if err != nil {
@@ -122,7 +126,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	defer logOut.Close()
 	logger := slog.New(newHandler(logOut))
 	h.logger = logger
-	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL}
+	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL, MaxConns: *dbConns}
 	return h.withService(ctx, svcOpts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
