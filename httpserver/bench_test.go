@@ -24,6 +24,7 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Benchmarks of the users operations, each through the library and through the HTTP
@@ -63,6 +64,22 @@ var (
 	benchSeed     *benchStore
 	benchSeedErr  error
 )
+
+// benchEngines runs fn as a sub-benchmark for each engine, side by side in one run:
+// "sqlite", and "postgres" when $PAYMENTS_TEST_POSTGRES names a database. Each gets a
+// service on a fresh store holding the same benchUsers users.
+func benchEngines(b *testing.B, fn func(b *testing.B, svc *payments.Service, st *benchStore)) {
+	b.Run("sqlite", func(b *testing.B) {
+		svc, st := openBenchStore(b)
+		fn(b, svc, st)
+	})
+	if pgtest.Enabled() {
+		b.Run("postgres", func(b *testing.B) {
+			svc, st := openPostgresBenchStore(b)
+			fn(b, svc, st)
+		})
+	}
+}
 
 // openBenchStore opens a service on a fresh copy of the seeded store.
 func openBenchStore(b *testing.B) (*payments.Service, *benchStore) {
@@ -190,6 +207,72 @@ func buildBenchStore(ctx context.Context) (*benchStore, error) {
 	return st, nil
 }
 
+// openPostgresBenchStore opens a service on a new PostgreSQL schema holding the seeded
+// store's users (the same ids, names, emails and times), written with one statement a
+// table from arrays.
+func openPostgresBenchStore(b *testing.B) (*payments.Service, *benchStore) {
+	b.Helper()
+	_, seed := openBenchStore(b) // the SQLite seed: its ids, key and the sequence they follow
+	ctx := context.Background()
+	dsn := pgtest.DSN(b)
+	svc, err := payments.Open(ctx, dsn, payments.Options{DataKeys: []payments.DataKey{seed.key}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { svc.Close() })
+	platform, err := svc.CreatePlatform(ctx, "Bench platform", payments.Sandbox)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n := len(seed.userIDs)
+	ids, wallets, names, emails, keys, created := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		seq := i + 1
+		ids[i], wallets[i] = seed.userIDs[i], uuid.NewString()
+		names[i] = fmt.Sprintf("User %06d", seq)
+		emails[i], keys[i] = fmt.Sprintf("User%06d@Example.com", seq), fmt.Sprintf("user%06d@example.com", seq)
+		created[i] = start.Add(time.Duration(seq) * time.Millisecond).Format("2006-01-02T15:04:05.000000Z")
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	for _, stmt := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+			SELECT u.id, $1, u.seq, u.name, u.email, u.key, NULL, NULL, u.created
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(id, name, email, key, created, seq)`,
+			[]any{platform.PlatformID.String(), ids, names, emails, keys, created}},
+		{`INSERT INTO wallets (id, user_id, currency, balance, created_at)
+			SELECT w.id, w.user_id, 'USD', '0', w.created FROM unnest($1::text[], $2::text[], $3::text[]) AS w(id, user_id, created)`,
+			[]any{wallets, ids, created}},
+		{`INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
+			SELECT s.user_id, 'USD', 'UTC', 'en', 1, 0, s.created FROM unnest($1::text[], $2::text[]) AS s(user_id, created)`,
+			[]any{ids, created}},
+		{`UPDATE platforms SET user_count = $1 WHERE id = $2`, []any{n, platform.PlatformID.String()}},
+	} {
+		if _, err := tx.ExecContext(ctx, stmt.sql, stmt.args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	return svc, &benchStore{key: seed.key, platform: platform, userIDs: seed.userIDs}
+}
+
 // benchClient signs and sends requests to the handler as a platform would.
 type benchClient struct {
 	h        http.Handler
@@ -216,42 +299,43 @@ func reportThroughput(b *testing.B) {
 }
 
 func BenchmarkCreateUser(b *testing.B) {
-	ctx := context.Background()
-	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
-	created := 0 // across runs of both sub-benchmarks: every email is new
+	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
+		ctx := context.Background()
+		client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+		created := 0 // across runs of both sub-benchmarks: every email is new
 
-	b.Run("library", func(b *testing.B) {
-		emails := make([]string, b.N)
-		for i := range emails {
-			created++
-			emails[i] = fmt.Sprintf("bench%d@example.com", created)
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			if _, err := svc.CreateUser(ctx, st.platform.PlatformID, payments.NewUser{Name: "Bench User", Email: &emails[i]}); err != nil {
-				b.Fatal(err)
+		b.Run("library", func(b *testing.B) {
+			emails := make([]string, b.N)
+			for i := range emails {
+				created++
+				emails[i] = fmt.Sprintf("bench%d@example.com", created)
 			}
-		}
-		reportThroughput(b)
-	})
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				if _, err := svc.CreateUser(ctx, st.platform.PlatformID, payments.NewUser{Name: "Bench User", Email: &emails[i]}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportThroughput(b)
+		})
 
-	b.Run("handler", func(b *testing.B) {
-		const target = "/api/platform/users/create"
-		bodies := make([][]byte, b.N)
-		signatures := make([]string, b.N)
-		for i := range bodies {
-			created++
-			bodies[i] = fmt.Appendf(nil, `{"name":"Bench User","email":"bench%d@example.com","phone_country_code":"+44","phone":"2079460000"}`, created)
-			signatures[i] = payments.Sign(st.platform.Secret, http.MethodPost, target, bodies[i])
-		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := range b.N {
-			client.do(b, http.MethodPost, target, bodies[i], signatures[i])
-		}
-		reportThroughput(b)
+		b.Run("handler", func(b *testing.B) {
+			const target = "/api/platform/users/create"
+			bodies := make([][]byte, b.N)
+			signatures := make([]string, b.N)
+			for i := range bodies {
+				created++
+				bodies[i] = fmt.Appendf(nil, `{"name":"Bench User","email":"bench%d@example.com","phone_country_code":"+44","phone":"2079460000"}`, created)
+				signatures[i] = payments.Sign(st.platform.Secret, http.MethodPost, target, bodies[i])
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				client.do(b, http.MethodPost, target, bodies[i], signatures[i])
+			}
+			reportThroughput(b)
+		})
 	})
 }
 
@@ -261,25 +345,26 @@ func BenchmarkCreateUser(b *testing.B) {
 //
 //	go test -run '^$' -bench CreateUserParallel -benchtime 20000x ./httpserver
 func BenchmarkCreateUserParallel(b *testing.B) {
-	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
-	var created atomic.Int64 // across runs of both sub-benchmarks: every email is new
-	ctx := context.Background()
+	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
+		client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+		var created atomic.Int64 // across runs of both sub-benchmarks: every email is new
+		ctx := context.Background()
 
-	b.Run("library", func(b *testing.B) {
-		runClients(b, func() {
-			email := fmt.Sprintf("par%d@example.com", created.Add(1))
-			if _, err := svc.CreateUser(ctx, st.platform.PlatformID, payments.NewUser{Name: "Bench User", Email: &email}); err != nil {
-				b.Error(err)
-			}
+		b.Run("library", func(b *testing.B) {
+			runClients(b, func() {
+				email := fmt.Sprintf("par%d@example.com", created.Add(1))
+				if _, err := svc.CreateUser(ctx, st.platform.PlatformID, payments.NewUser{Name: "Bench User", Email: &email}); err != nil {
+					b.Error(err)
+				}
+			})
 		})
-	})
 
-	b.Run("handler", func(b *testing.B) {
-		const target = "/api/platform/users/create"
-		runClients(b, func() {
-			body := fmt.Appendf(nil, `{"name":"Bench User","email":"par%d@example.com","phone_country_code":"+44","phone":"2079460000"}`, created.Add(1))
-			client.do(b, http.MethodPost, target, body, payments.Sign(st.platform.Secret, http.MethodPost, target, body))
+		b.Run("handler", func(b *testing.B) {
+			const target = "/api/platform/users/create"
+			runClients(b, func() {
+				body := fmt.Appendf(nil, `{"name":"Bench User","email":"par%d@example.com","phone_country_code":"+44","phone":"2079460000"}`, created.Add(1))
+				client.do(b, http.MethodPost, target, body, payments.Sign(st.platform.Secret, http.MethodPost, target, body))
+			})
 		})
 	})
 }
@@ -316,45 +401,46 @@ func runClients(b *testing.B, op func()) {
 }
 
 func BenchmarkGetUser(b *testing.B) {
-	ctx := context.Background()
-	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
-	// Users picked all over the store, not one hot row.
-	pick := func(i int) string { return st.userIDs[(i*7919)%len(st.userIDs)] }
+	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
+		ctx := context.Background()
+		client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+		// Users picked all over the store, not one hot row.
+		pick := func(i int) string { return st.userIDs[(i*7919)%len(st.userIDs)] }
 
-	b.Run("library", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := range b.N {
-			if _, err := svc.GetUser(ctx, st.platform.PlatformID, pick(i)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		reportThroughput(b)
-	})
-
-	// handler: the access log discarded (a nil logger); handler-log: written, as JSON
-	// lines, to io.Discard, which is what the access log costs beside the handler.
-	logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), unlimited), platform: st.platform}
-	for _, bc := range []struct {
-		name   string
-		client benchClient
-	}{{"handler", client}, {"handler-log", logged}} {
-		b.Run(bc.name, func(b *testing.B) {
-			n := min(b.N, len(st.userIDs))
-			targets := make([]string, n)
-			signatures := make([]string, n)
-			for i := range n {
-				targets[i] = "/api/platform/users/get/" + pick(i)
-				signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
-			}
+		b.Run("library", func(b *testing.B) {
 			b.ReportAllocs()
-			b.ResetTimer()
 			for i := range b.N {
-				bc.client.do(b, http.MethodGet, targets[i%n], nil, signatures[i%n])
+				if _, err := svc.GetUser(ctx, st.platform.PlatformID, pick(i)); err != nil {
+					b.Fatal(err)
+				}
 			}
 			reportThroughput(b)
 		})
-	}
+
+		// handler: the access log discarded (a nil logger); handler-log: written, as JSON
+		// lines, to io.Discard, which is what the access log costs beside the handler.
+		logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), unlimited), platform: st.platform}
+		for _, bc := range []struct {
+			name   string
+			client benchClient
+		}{{"handler", client}, {"handler-log", logged}} {
+			b.Run(bc.name, func(b *testing.B) {
+				n := min(b.N, len(st.userIDs))
+				targets := make([]string, n)
+				signatures := make([]string, n)
+				for i := range n {
+					targets[i] = "/api/platform/users/get/" + pick(i)
+					signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					bc.client.do(b, http.MethodGet, targets[i%n], nil, signatures[i%n])
+				}
+				reportThroughput(b)
+			})
+		}
+	})
 }
 
 // BenchmarkGetUserParallel is BenchmarkGetUser with benchClients callers at once, each
@@ -362,69 +448,71 @@ func BenchmarkGetUser(b *testing.B) {
 //
 //	go test -run '^$' -bench GetUserParallel -benchtime 50000x ./httpserver
 func BenchmarkGetUserParallel(b *testing.B) {
-	ctx := context.Background()
-	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
-	const n = 1000
-	targets, signatures := make([]string, n), make([]string, n)
-	for i := range n {
-		targets[i] = "/api/platform/users/get/" + st.userIDs[(i*7919)%len(st.userIDs)]
-		signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
-	}
-	var next atomic.Int64
-	b.Run("library", func(b *testing.B) {
-		runClients(b, func() {
-			i := int(next.Add(1) % n)
-			if _, err := svc.GetUser(ctx, st.platform.PlatformID, targets[i][len("/api/platform/users/get/"):]); err != nil {
-				b.Error(err)
-			}
+	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
+		ctx := context.Background()
+		client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+		const n = 1000
+		targets, signatures := make([]string, n), make([]string, n)
+		for i := range n {
+			targets[i] = "/api/platform/users/get/" + st.userIDs[(i*7919)%len(st.userIDs)]
+			signatures[i] = payments.Sign(st.platform.Secret, http.MethodGet, targets[i], nil)
+		}
+		var next atomic.Int64
+		b.Run("library", func(b *testing.B) {
+			runClients(b, func() {
+				i := int(next.Add(1) % n)
+				if _, err := svc.GetUser(ctx, st.platform.PlatformID, targets[i][len("/api/platform/users/get/"):]); err != nil {
+					b.Error(err)
+				}
+			})
 		})
-	})
-	b.Run("handler", func(b *testing.B) {
-		runClients(b, func() {
-			i := int(next.Add(1) % n)
-			client.do(b, http.MethodGet, targets[i], nil, signatures[i])
+		b.Run("handler", func(b *testing.B) {
+			runClients(b, func() {
+				i := int(next.Add(1) % n)
+				client.do(b, http.MethodGet, targets[i], nil, signatures[i])
+			})
 		})
 	})
 }
 
 func BenchmarkListUsers(b *testing.B) {
-	ctx := context.Background()
-	svc, st := openBenchStore(b)
-	client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
-	const target = "/api/platform/users/list"
+	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
+		ctx := context.Background()
+		client := benchClient{h: httpserver.NewWithOptions(svc, nil, unlimited), platform: st.platform}
+		const target = "/api/platform/users/list"
 
-	// The first page and the last (page 50,000 of a million users), 20 rows each.
-	const rows = 20
-	for _, page := range []int{1, benchUsers / rows} {
-		params := payments.ListUsersParams{RowsPerPage: rows, PageNo: page}
-		// The page is the right one before it is timed.
-		got, err := svc.ListUsers(ctx, st.platform.PlatformID, params)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(got.Records) != rows || got.TotalRecords != int64(benchUsers) || got.Records[0].UserID.String() != st.userIDs[(page-1)*rows] {
-			b.Fatalf("page %d: %d records of %d, first %s", page, len(got.Records), got.TotalRecords, got.Records[0].UserID)
-		}
+		// The first page and the last (page 50,000 of a million users), 20 rows each.
+		const rows = 20
+		for _, page := range []int{1, benchUsers / rows} {
+			params := payments.ListUsersParams{RowsPerPage: rows, PageNo: page}
+			// The page is the right one before it is timed.
+			got, err := svc.ListUsers(ctx, st.platform.PlatformID, params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(got.Records) != rows || got.TotalRecords != int64(benchUsers) || got.Records[0].UserID.String() != st.userIDs[(page-1)*rows] {
+				b.Fatalf("page %d: %d records of %d, first %s", page, len(got.Records), got.TotalRecords, got.Records[0].UserID)
+			}
 
-		b.Run(fmt.Sprintf("library/page%d", page), func(b *testing.B) {
-			b.ReportAllocs()
-			for range b.N {
-				if _, err := svc.ListUsers(ctx, st.platform.PlatformID, params); err != nil {
-					b.Fatal(err)
+			b.Run(fmt.Sprintf("library/page%d", page), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					if _, err := svc.ListUsers(ctx, st.platform.PlatformID, params); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			reportThroughput(b)
-		})
+				reportThroughput(b)
+			})
 
-		b.Run(fmt.Sprintf("handler/page%d", page), func(b *testing.B) {
-			body := fmt.Appendf(nil, `{"rows_per_page":%d,"page_no":%d}`, rows, page)
-			signature := payments.Sign(st.platform.Secret, http.MethodPost, target, body)
-			b.ReportAllocs()
-			for range b.N {
-				client.do(b, http.MethodPost, target, body, signature)
-			}
-			reportThroughput(b)
-		})
-	}
+			b.Run(fmt.Sprintf("handler/page%d", page), func(b *testing.B) {
+				body := fmt.Appendf(nil, `{"rows_per_page":%d,"page_no":%d}`, rows, page)
+				signature := payments.Sign(st.platform.Secret, http.MethodPost, target, body)
+				b.ReportAllocs()
+				for range b.N {
+					client.do(b, http.MethodPost, target, body, signature)
+				}
+				reportThroughput(b)
+			})
+		}
+	})
 }
