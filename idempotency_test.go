@@ -2,7 +2,6 @@ package payments_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -221,7 +220,7 @@ func userCount(tb testing.TB, svc *payments.Service, platformID uuid.UUID) int64
 // with a key rotation, and replays under the new key alone.
 func TestIdempotencyKeyRotation(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	oldKey, newKey := payments.NewDataKey(), payments.NewDataKey()
 	first := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}})
 	p := mustPlatform(t, first)
