@@ -88,7 +88,8 @@ func committed(svc *payments.Service) [2]int64 {
 }
 
 // TestGroupCommit tests the SQLite engine's group committer (PostgreSQL commits each
-// operation on its own).
+// operation on its own). What a write promises on both engines is TestWrite's, and
+// concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
 func TestGroupCommit(t *testing.T) {
 	sqliteOnly(t)
 	ctx := context.Background()
