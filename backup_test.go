@@ -112,6 +112,7 @@ func TestBackup_Refused(t *testing.T) {
 	svc := mustOpen(t)
 
 	t.Run("ErrExists", func(t *testing.T) {
+		sqliteOnly(t) // PostgreSQL's refusal comes first: ErrPostgreSQL
 		existing := filepath.Join(dir, "existing.db")
 		if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 			t.Fatal(err)
@@ -128,14 +129,24 @@ func TestBackup_Refused(t *testing.T) {
 		if !pgtest.Enabled() {
 			t.Skip("PostgreSQL engine only")
 		}
-		// PostgreSQL is backed up with its own tools: refused, and no file left behind.
+		// PostgreSQL is backed up with its own tools: refused before any file is
+		// touched, whether one exists at the path or not.
 		to := filepath.Join(dir, "pg.db")
 		errorOf(t, svc.Backup(context.Background(), to), payments.CodeInvalid)
 		if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("a refused backup left %s: %v", to, err)
 		}
+		existing := filepath.Join(dir, "existing-pg.db")
+		if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		errorOf(t, svc.Backup(context.Background(), existing), payments.CodeInvalid)
+		if b, err := os.ReadFile(existing); err != nil || string(b) != "keep me" {
+			t.Errorf("existing file now %q, %v", b, err)
+		}
 	})
 	t.Run("ErrNoDirectory", func(t *testing.T) {
+		sqliteOnly(t)
 		err := svc.Backup(context.Background(), filepath.Join(dir, "missing", "b.db"))
 		if err == nil || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Backup into a missing directory: %v, want not exist", err)
