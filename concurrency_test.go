@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // TestConcurrentWrites: many writers through two services on one database, as two
@@ -111,4 +112,43 @@ func TestConcurrentWrites(t *testing.T) {
 			t.Fatalf("record %d of List Users: pw_id %d, want %d", i, u.PwID, i+1)
 		}
 	}
+}
+
+// TestOpen_Concurrent: instances started at once on a new database all open it, on one
+// data key. On PostgreSQL the migrations, the key's set-up and the first load of the
+// payee rules run under the schema's advisory lock: one rule set. (On SQLite, Opens at
+// once may each load the shipped rules: identical sets, the newest in force.)
+func TestOpen_Concurrent(t *testing.T) {
+	const instances = 6
+	path := newDSN(t)
+	svcs := make([]*payments.Service, instances)
+	errs := make([]error, instances)
+	var wg sync.WaitGroup
+	for i := range instances {
+		wg.Go(func() {
+			svcs[i], errs[i] = payments.Open(context.Background(), path, payments.Options{KeyFile: pgtest.KeyFile(path)})
+		})
+	}
+	wg.Wait()
+	keys := map[string]bool{}
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("instance %d: %v", i, err)
+			continue
+		}
+		t.Cleanup(func() { svcs[i].Close() })
+		keys[svcs[i].DataKeyID()] = true
+	}
+	if len(keys) != 1 {
+		t.Errorf("data keys %v, want one for every instance", keys)
+	}
+	db := rawDB(t, path)
+	if n := queryInt(t, db, `SELECT count(*) FROM data_keys`); n != 1 {
+		t.Errorf("%d data keys stored, want 1", n)
+	}
+	sets := queryInt(t, db, `SELECT count(*) FROM payee_rule_sets`)
+	if pgtest.Enabled() && sets != 1 {
+		t.Errorf("%d payee rule sets loaded, want 1", sets)
+	}
+	t.Logf("%d payee rule sets loaded", sets)
 }
