@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/queries"
@@ -89,6 +92,48 @@ func TestWrite(t *testing.T) {
 		}
 		if u := mustUser(t, svc, p.PlatformID, "Bo", "bo@example.com"); u.PwID != 2 {
 			t.Errorf("pw_id %d after the panic, want 2", u.PwID)
+		}
+	})
+
+	t.Run("CloseUnderLoad", func(t *testing.T) {
+		// Close while writers are busy: it returns, every writer gets its answer, and
+		// every create answered as done is stored. (On PostgreSQL, Close closed the
+		// prepared statements under the transactions still using them: a commit could
+		// hang in database/sql, holding the platform's row lock.)
+		path := newDSN(t)
+		svc := mustOpenFile(t, path)
+		p := mustPlatform(t, svc)
+		var wg sync.WaitGroup
+		var done atomic.Int64
+		for w := range 16 {
+			wg.Go(func() {
+				for i := range 1000 {
+					if createUser(svc, ctx, p.PlatformID, fmt.Sprintf("W%dU%d", w, i))() != nil {
+						return
+					}
+					done.Add(1)
+				}
+			})
+		}
+		for done.Load() < 50 {
+			time.Sleep(time.Millisecond)
+		}
+		finished := make(chan error, 1)
+		go func() {
+			err := svc.Close()
+			wg.Wait()
+			finished <- err
+		}()
+		select {
+		case err := <-finished:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("Close with writes under way: the writers never got their answers")
+		}
+		if n := userCount(t, mustOpenFile(t, path), p.PlatformID); n != done.Load() {
+			t.Errorf("%d users stored, %d answered as created", n, done.Load())
 		}
 	})
 
