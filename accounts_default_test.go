@@ -3,7 +3,6 @@ package payments_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,7 @@ import (
 // is_default true takes its place. Observed in the store and through Get Bank Account.
 func TestAddBankAccount_Default(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	db := rawDB(t, path)
 	p := mustPlatform(t, svc)
@@ -28,8 +27,8 @@ func TestAddBankAccount_Default(t *testing.T) {
 		t.Fatal(err)
 	}
 	defaults := func(userID uuid.UUID) (n int64, id string) {
-		n = queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = ? AND is_default = 1`, userID.String())
-		db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = ? AND is_default = 1`, userID.String()).Scan(&id)
+		n = queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1 AND is_default = 1`, userID.String())
+		db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = $1 AND is_default = 1`, userID.String()).Scan(&id)
 		return n, id
 	}
 	isDefault := func(id uuid.UUID) bool {
@@ -140,7 +139,7 @@ func TestAddBankAccount_Default(t *testing.T) {
 
 func TestAddBankAccount_Conflict(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	db := rawDB(t, path)
 	p := mustPlatform(t, svc)
@@ -156,7 +155,7 @@ func TestAddBankAccount_Conflict(t *testing.T) {
 		if strings.Contains(e.Message, "123456789") {
 			t.Errorf("message %q shows the account number", e.Message)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = ?`, ada.UserID.String()); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1`, ada.UserID.String()); n != 1 {
 			t.Errorf("%d accounts, want 1", n)
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +55,7 @@ func mustAccount(tb testing.TB, svc *payments.Service, platformID uuid.UUID, in 
 
 func TestAddBankAccount(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, _ := fixedClock(time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -112,7 +111,7 @@ func TestAddBankAccount(t *testing.T) {
 		var sealed, holder, owner string
 		var index []byte
 		if err := db.QueryRow(`SELECT account_number_sealed, account_number_index, account_holder_name, user_id
-			FROM bank_accounts WHERE id = ?`, got.AccountID.String()).Scan(&sealed, &index, &holder, &owner); err != nil {
+			FROM bank_accounts WHERE id = $1`, got.AccountID.String()).Scan(&sealed, &index, &holder, &owner); err != nil {
 			t.Fatal(err)
 		}
 		if holder != "A. Lovelace" || owner != u.UserID.String() {
@@ -131,7 +130,7 @@ func TestAddBankAccount(t *testing.T) {
 			t.Errorf("the response shows more than the last four digits: %s", raw)
 		}
 		var stateCity string
-		if err := db.QueryRow(`SELECT city || '/' || account_holder_zip FROM bank_accounts WHERE id = ?`,
+		if err := db.QueryRow(`SELECT city || '/' || account_holder_zip FROM bank_accounts WHERE id = $1`,
 			got.AccountID.String()).Scan(&stateCity); err != nil || stateCity != "New York/SW1Y 4LB" {
 			t.Errorf("optional fields stored as %q (%v)", stateCity, err)
 		}
@@ -165,7 +164,7 @@ func TestAddBankAccount(t *testing.T) {
 		if got.IsDefault || got.AccountHolderName != "Ada Lovelace" || got.BankNickName != nil {
 			t.Errorf("account = %+v", got)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE id = ? AND is_default = 0
+		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE id = $1 AND is_default = 0
 			AND account_holder_name = 'Ada Lovelace' AND coalesce(nick_name, bank_address, city, state, zip, country,
 			account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country) IS NULL`,
 			gotID); n != 1 {

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,7 +59,7 @@ func TestAuthenticatePlatform(t *testing.T) {
 	pid := p.PlatformID.String()
 
 	// A sandbox platform presented to a production service.
-	prodFile := filepath.Join(t.TempDir(), "production.db")
+	prodFile := newDSN(t)
 	prod := mustOpenFile(t, prodFile, payments.Options{Environment: payments.Production})
 	sandboxInProd, err := prod.CreatePlatform(ctx, "Sandbox platform", payments.Sandbox)
 	if err != nil {
@@ -241,7 +240,7 @@ func TestAuthenticateAPIKey(t *testing.T) {
 
 func TestCreateAPIKey(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	p := mustPlatform(t, svc)
 	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Issue 9: platforms that require a signed timestamp.
@@ -58,7 +58,7 @@ func TestAuthenticatePlatformRequest_Timestamp(t *testing.T) {
 	// Half a second past a whole second: the window is counted in whole seconds.
 	start := time.Date(2026, 11, 22, 10, 0, 0, 500_000_000, time.UTC)
 	now, _ := fixedClock(start)
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	stamped, err := svc.CreatePlatform(ctx, "Stamped", "", payments.PlatformOptions{RequireTimestamp: true})
 	if err != nil {
@@ -216,10 +216,10 @@ func TestAuthenticatePlatformRequest_Timestamp(t *testing.T) {
 			t.Error(err)
 		}
 		db := rawDB(t, path)
-		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = ?", stamped.PlatformID.String()); n != 1 {
+		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = $1", stamped.PlatformID.String()); n != 1 {
 			t.Errorf("stamped platform: require_timestamp %d", n)
 		}
-		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = ?", plain.PlatformID.String()); n != 0 {
+		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = $1", plain.PlatformID.String()); n != 0 {
 			t.Errorf("spec platform: require_timestamp %d", n)
 		}
 	})
@@ -268,8 +268,9 @@ func TestOpen_TimestampTolerance(t *testing.T) {
 		{"ErrFraction", 1500 * time.Millisecond, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "payments.db")
-			svc, err := payments.Open(context.Background(), path, payments.Options{TimestampTolerance: tc.tol})
+			path := newDSN(t)
+			svc, err := payments.Open(context.Background(), path, payments.Options{TimestampTolerance: tc.tol,
+				KeyFile: pgtest.KeyFile(path)})
 			if tc.ok {
 				if err != nil {
 					t.Fatal(err)
@@ -339,8 +340,9 @@ func TestCreatePlatform_RequireTimestamp(t *testing.T) {
 
 // A database made before migration 0004 keeps its platforms on the specification's scheme.
 func TestMigrateRequireTimestamp(t *testing.T) {
+	sqliteOnly(t) // SQLite's migrations 0001-0004; PostgreSQL starts at the schema they leave
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	db := rawDB(t, path)
 	for _, name := range []string{"migrations/0001_init.sql", "migrations/0002_pw_id_per_platform.sql"} {
 		sql, err := os.ReadFile(name)
@@ -353,7 +355,7 @@ func TestMigrateRequireTimestamp(t *testing.T) {
 	}
 	id, secret := uuid.NewString(), "old-secret"
 	if _, err := db.Exec(`PRAGMA user_version = 2; INSERT INTO platforms (id, name, environment, secret, created_at)
-		VALUES (?, 'Old', 'sandbox', ?, '2026-01-01T00:00:00.000000Z')`, id, secret); err != nil {
+		VALUES ($1, 'Old', 'sandbox', $2, '2026-01-01T00:00:00.000000Z')`, id, secret); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {

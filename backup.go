@@ -22,9 +22,16 @@ import (
 // must be backed up too, and kept apart from the copies.
 //
 // Returns CodeInvalid without a path and CodeConflict when a file already exists at path.
+// A PostgreSQL database is not the service's to back up: CodeInvalid, and no file made.
 func (s *Service) Backup(ctx context.Context, path string) (err error) {
 	if path == "" {
 		return Errorf(CodeInvalid, "no backup path")
+	}
+	// A connection of its own: the read pool's are query-only, which refuses VACUUM INTO,
+	// and the writer's one connection belongs to the group committer.
+	st, ok := s.store.(*sqliteStore)
+	if !ok {
+		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
 	}
 	// VACUUM INTO takes an empty file: creating it first makes the refusal of an existing
 	// file race-free and sets its mode, which SQLite would leave to the umask.
@@ -43,12 +50,6 @@ func (s *Service) Backup(ctx context.Context, path string) (err error) {
 			_ = os.Remove(path) // half a backup is worse than none
 		}
 	}()
-	// A connection of its own: the read pool's are query-only, which refuses VACUUM INTO,
-	// and the writer's one connection belongs to the group committer.
-	st, ok := s.store.(*sqliteStore)
-	if !ok {
-		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
-	}
 	var file string
 	if err := st.reader.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
 		return fmt.Errorf("payments: backup: %w", err)

@@ -15,12 +15,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Backup: taken under write load, the copy passes integrity_check and holds every write
 // acknowledged before it began; it never replaces a file.
 
 func TestBackup_UnderWriteLoad(t *testing.T) {
+	sqliteOnly(t) // Backup copies a SQLite database (VACUUM INTO)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "payments.db")
 	svc := mustOpenFile(t, path)
@@ -106,10 +108,11 @@ func TestBackup_UnderWriteLoad(t *testing.T) {
 }
 
 func TestBackup_Refused(t *testing.T) {
-	dir := t.TempDir()
-	svc := mustOpenFile(t, filepath.Join(dir, "payments.db"))
+	dir := t.TempDir() // where the backups go, not the database's (newDSN's) directory
+	svc := mustOpen(t)
 
 	t.Run("ErrExists", func(t *testing.T) {
+		sqliteOnly(t) // PostgreSQL's refusal comes first: ErrPostgreSQL
 		existing := filepath.Join(dir, "existing.db")
 		if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 			t.Fatal(err)
@@ -122,7 +125,28 @@ func TestBackup_Refused(t *testing.T) {
 	t.Run("ErrNoPath", func(t *testing.T) {
 		errorOf(t, svc.Backup(context.Background(), ""), payments.CodeInvalid)
 	})
+	t.Run("ErrPostgreSQL", func(t *testing.T) {
+		if !pgtest.Enabled() {
+			t.Skip("PostgreSQL engine only")
+		}
+		// PostgreSQL is backed up with its own tools: refused before any file is
+		// touched, whether one exists at the path or not.
+		to := filepath.Join(dir, "pg.db")
+		errorOf(t, svc.Backup(context.Background(), to), payments.CodeInvalid)
+		if _, err := os.Stat(to); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a refused backup left %s: %v", to, err)
+		}
+		existing := filepath.Join(dir, "existing-pg.db")
+		if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		errorOf(t, svc.Backup(context.Background(), existing), payments.CodeInvalid)
+		if b, err := os.ReadFile(existing); err != nil || string(b) != "keep me" {
+			t.Errorf("existing file now %q, %v", b, err)
+		}
+	})
 	t.Run("ErrNoDirectory", func(t *testing.T) {
+		sqliteOnly(t)
 		err := svc.Backup(context.Background(), filepath.Join(dir, "missing", "b.db"))
 		if err == nil || !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("Backup into a missing directory: %v, want not exist", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/pgtest"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -41,10 +42,20 @@ func TestBoundedCache(t *testing.T) {
 	}
 }
 
-// openPair opens two services on one new database file, as two processes would.
+// newDSN is main_test.go's for the internal tests: a new database file, or a PostgreSQL
+// schema of its own when $PAYMENTS_TEST_POSTGRES is set.
+func newDSN(tb testing.TB) string {
+	tb.Helper()
+	if pgtest.Enabled() {
+		return pgtest.DSN(tb)
+	}
+	return filepath.Join(tb.TempDir(), "payments.db")
+}
+
+// openPair opens two services on one new database, as two processes would.
 func openPair(t *testing.T, second Options) (*Service, *Service) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	key := NewDataKey()
 	first, err := Open(context.Background(), path, Options{DataKeys: []DataKey{key}})
 	if err != nil {

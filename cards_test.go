@@ -3,7 +3,6 @@ package payments_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,7 +43,7 @@ func mustCard(tb testing.TB, svc *payments.Service, userID uuid.UUID) payments.C
 
 func TestAddCard(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, _ := fixedClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -65,7 +64,7 @@ func TestAddCard(t *testing.T) {
 		if got.CardID == uuid.Nil || !canonicalUUID.MatchString(got.CardID.String()) {
 			t.Errorf("card_id = %q, not a canonical UUID", got.CardID)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM cards WHERE id = ? AND user_id = ? AND deleted_at IS NULL`,
+		if n := queryInt(t, db, `SELECT count(*) FROM cards WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL`,
 			got.CardID.String(), u.UserID.String()); n != 1 {
 			t.Error("the card is not stored for the user")
 		}
@@ -156,7 +155,7 @@ func TestAddCard(t *testing.T) {
 
 func TestDeleteCard(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, setNow := fixedClock(time.Date(2026, 6, 1, 8, 0, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -168,7 +167,7 @@ func TestDeleteCard(t *testing.T) {
 
 	deletedAt := func(id uuid.UUID) string {
 		var at sql.NullString
-		if err := db.QueryRow(`SELECT deleted_at FROM cards WHERE id = ?`, id.String()).Scan(&at); err != nil {
+		if err := db.QueryRow(`SELECT deleted_at FROM cards WHERE id = $1`, id.String()).Scan(&at); err != nil {
 			t.Fatal(err) // the row is never removed
 		}
 		if !at.Valid {
@@ -222,7 +221,7 @@ func TestDeleteCard(t *testing.T) {
 		if at := deletedAt(adas.CardID); !strings.HasPrefix(at, "2026-06-02T08:00:00") {
 			t.Errorf("deleted_at = %s, want the clock's time", at)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM cards WHERE user_id = ?`, ada.UserID.String()); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM cards WHERE user_id = $1`, ada.UserID.String()); n != 1 {
 			t.Errorf("%d card rows for the user, want 1 (kept)", n)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -88,7 +87,11 @@ func committed(svc *payments.Service) [2]int64 {
 	return [2]int64{b, o}
 }
 
+// TestGroupCommit tests the SQLite engine's group committer (PostgreSQL commits each
+// operation on its own). What a write promises on both engines is TestWrite's, and
+// concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
 func TestGroupCommit(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 
 	t.Run("OKConcurrentCreates", func(t *testing.T) {
@@ -235,7 +238,7 @@ func TestGroupCommit(t *testing.T) {
 	t.Run("OKCancelledDuringItsTurn", func(t *testing.T) {
 		// Once its turn has come an operation runs to its end: its caller's cancellation
 		// must not interrupt its statements (SQLite would roll the whole batch back).
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		svc := mustOpenFile(t, path)
 		p := mustPlatform(t, svc)
 		u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
@@ -298,7 +301,7 @@ func TestGroupCommit(t *testing.T) {
 	t.Run("PanicFailsAlone", func(t *testing.T) {
 		// A panicking operation is rolled back to its savepoint and panics again in its
 		// caller, with its own value; the committer and the rest of the batch carry on.
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		svc := mustOpenFile(t, path)
 		p := mustPlatform(t, svc)
 		u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
@@ -337,7 +340,7 @@ func TestGroupCommit(t *testing.T) {
 	t.Run("CloseWithWritesWaiting", func(t *testing.T) {
 		// Close lets the batch in progress finish; a write still waiting either fails or
 		// (taken before Close) is committed, and reports which; later writes fail.
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		svc := mustOpenFile(t, path)
 		p := mustPlatform(t, svc)
 		h := hold(t, svc)

@@ -2,7 +2,6 @@ package payments_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -178,6 +177,42 @@ func TestIdempotency(t *testing.T) {
 		}
 	})
 
+	t.Run("OKConcurrentInstances", func(t *testing.T) {
+		// Sixteen clients send one Create Payee (no unique column to catch a second run)
+		// with one key at once to two services on one database, as to two instances: one
+		// payee; every answer is that payee or "still being processed".
+		path := newDSN(t)
+		svcs := []*payments.Service{mustOpenFile(t, path), mustOpenFile(t, path)}
+		p := mustPlatform(t, svcs[0])
+		u := mustUser(t, svcs[0], p.PlatformID, "Ada", "ada@example.com")
+		caller := mustCaller(t, svcs[0], u.UserID)
+		in := payments.NewPayee{Name: "Priya Patel", Email: ptr("priya@example.com")}
+		var wg sync.WaitGroup
+		payees := make([]payments.Payee, 16)
+		results := make([]error, len(payees))
+		for i := range results {
+			wg.Go(func() {
+				kctx, _ := keyed("k1")
+				payees[i], results[i] = svcs[i%2].CreatePayee(kctx, caller, in)
+			})
+		}
+		wg.Wait()
+		var first uuid.UUID
+		for i, err := range results {
+			switch {
+			case err == nil && first == uuid.Nil:
+				first = payees[i].PayeeID
+			case err == nil && payees[i].PayeeID != first:
+				t.Errorf("client %d: payee %s, another client's %s", i, payees[i].PayeeID, first)
+			case err != nil && payments.ErrorCode(err) != payments.CodeConflict:
+				t.Errorf("client %d: %v", i, err)
+			}
+		}
+		if n := queryInt(t, rawDB(t, path), `SELECT count(*) FROM payees WHERE user_id = $1`, u.UserID.String()); n != 1 {
+			t.Errorf("%d payees, want 1", n)
+		}
+	})
+
 	t.Run("OKOneTransaction", func(t *testing.T) {
 		// The outcome is stored in the transaction of the change: when storing it fails
 		// (here the renderer panics), the user is not created either.
@@ -221,7 +256,7 @@ func userCount(tb testing.TB, svc *payments.Service, platformID uuid.UUID) int64
 // with a key rotation, and replays under the new key alone.
 func TestIdempotencyKeyRotation(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	oldKey, newKey := payments.NewDataKey(), payments.NewDataKey()
 	first := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}})
 	p := mustPlatform(t, first)

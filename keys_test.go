@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Encryption at rest: sealing and opening values, the blind index, data keys and their
@@ -202,16 +203,23 @@ func TestParseDataKey(t *testing.T) {
 	})
 }
 
+// TestKeyFile: the key file Open creates, then reads. On SQLite it is the default one,
+// beside the database; on PostgreSQL (whose default is in the working directory) the
+// test's, given as Options.KeyFile.
 func TestKeyFile(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "payments.db")
+	path := newDSN(t)
+	var opts payments.Options
+	keyFile := path + ".key"
+	if pgtest.Enabled() {
+		keyFile = pgtest.KeyFile(path)
+		opts.KeyFile = keyFile
+	}
 
-	svc, err := payments.Open(ctx, path, payments.Options{})
+	svc, err := payments.Open(ctx, path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyFile := path + ".key"
 	if got := svc.CreatedKeyFile(); got != keyFile {
 		t.Errorf("CreatedKeyFile = %q, want %q", got, keyFile)
 	}
@@ -230,12 +238,14 @@ func TestKeyFile(t *testing.T) {
 	if err != nil || k.ID() != id {
 		t.Fatalf("key file holds %v (%v), want key %s", k, err, id)
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
+	if !pgtest.Enabled() { // beside a SQLite database
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 2 {
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("directory holds %v, want the database and its key file only", names)
 		}
-		t.Errorf("directory holds %v, want the database and its key file only", names)
 	}
 
 	t.Run("OKReadAgain", func(t *testing.T) {
@@ -249,7 +259,7 @@ func TestKeyFile(t *testing.T) {
 	})
 	t.Run("OKOtherKeyFile", func(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "elsewhere.key")
-		svc := mustOpenFile(t, filepath.Join(t.TempDir(), "payments.db"), payments.Options{KeyFile: other})
+		svc := mustOpenFile(t, newDSN(t), payments.Options{KeyFile: other})
 		if svc.CreatedKeyFile() != other {
 			t.Errorf("CreatedKeyFile = %q, want %q", svc.CreatedKeyFile(), other)
 		}
@@ -268,7 +278,7 @@ func TestKeyFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Rename(moved, keyFile)
-		_, err := payments.Open(ctx, path, payments.Options{})
+		_, err := payments.Open(ctx, path, opts)
 		if !errors.Is(err, payments.ErrMissingDataKey) || !strings.Contains(err.Error(), id) || !strings.Contains(err.Error(), keyFile) {
 			t.Errorf("error %v, want ErrMissingDataKey naming %s and %s", err, keyFile, id)
 		}
@@ -289,7 +299,7 @@ func TestKeyFile(t *testing.T) {
 
 func TestOpenWrongKey(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	right, wrong := payments.NewDataKey(), payments.NewDataKey()
 	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{right}})
 	mustPlatform(t, svc)

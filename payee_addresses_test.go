@@ -73,7 +73,7 @@ func TestAddPayeeAddress(t *testing.T) {
 		var userID, payeeID, contactID, line2, company, addressType string
 		var isDefault int
 		if err := db.QueryRow(`SELECT user_id, payee_id, contact_id, address_line_2, company_name, address_type, is_default
-			FROM payee_addresses WHERE id = ?`, a.ID.String()).Scan(&userID, &payeeID, &contactID, &line2, &company, &addressType, &isDefault); err != nil {
+			FROM payee_addresses WHERE id = $1`, a.ID.String()).Scan(&userID, &payeeID, &contactID, &line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}
 		if userID != w.userID || payeeID != w.payeeID || line2 != "Flat 4B" || company != "Kumar Traders" || addressType != "business" || isDefault != 1 {
@@ -96,7 +96,7 @@ func TestAddPayeeAddress(t *testing.T) {
 		}
 		var line2, company, addressType sql.NullString
 		var isDefault int
-		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = ?`,
+		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = $1`,
 			a.ID.String()).Scan(&line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestAddPayeeAddress(t *testing.T) {
 		wantAddressRecord(t, a)
 		var line2, company, addressType sql.NullString
 		var isDefault int
-		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = ?`,
+		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = $1`,
 			a.ID.String()).Scan(&line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}

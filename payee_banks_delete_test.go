@@ -37,13 +37,13 @@ func TestDeletePayeeBank(t *testing.T) {
 		}
 		// The row is kept, marked deleted.
 		var deletedAt, updatedAt sql.NullString
-		if err := db.QueryRow(`SELECT deleted_at, updated_at FROM payee_banks WHERE id = ?`, id).Scan(&deletedAt, &updatedAt); err != nil {
+		if err := db.QueryRow(`SELECT deleted_at, updated_at FROM payee_banks WHERE id = $1`, id).Scan(&deletedAt, &updatedAt); err != nil {
 			t.Fatalf("the deleted row is gone: %v", err)
 		}
 		if !deletedAt.Valid || !strings.HasPrefix(deletedAt.String, "2026-03-05T00:00:00") {
 			t.Errorf("deleted_at = %v", deletedAt)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE id = ? AND deleted_at IS NULL`, keep); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE id = $1 AND deleted_at IS NULL`, keep); n != 1 {
 			t.Error("the other bank was deleted too")
 		}
 
@@ -86,7 +86,7 @@ func TestDeletePayeeBank(t *testing.T) {
 				errorOf(t, err, payments.CodeNotFound)
 			})
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE id IN (?, ?, ?) AND deleted_at IS NULL`, mine, others, foreign); n != 3 {
+		if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE id IN ($1, $2, $3) AND deleted_at IS NULL`, mine, others, foreign); n != 3 {
 			t.Errorf("%d of 3 banks left, want all: a refused delete deleted", n)
 		}
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ type cbWorld struct {
 // newCBWorld opens a service on a new file and creates a platform, a user and a payee.
 func newCBWorld(t *testing.T, opts ...payments.Options) *cbWorld {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	return newCBWorldOn(t, mustOpenFile(t, path, opts...), path)
 }
 
@@ -155,7 +154,7 @@ func TestAddPayeeBank(t *testing.T) {
 			// What was stored: the owner, the payee, and payout_bank_id (never shown).
 			var userID, payeeID string
 			var payoutBankID, deletedAt sql.NullString
-			if err := db.QueryRow(`SELECT user_id, payee_id, payout_bank_id, deleted_at FROM payee_banks WHERE id = ?`, b.BankID.String()).
+			if err := db.QueryRow(`SELECT user_id, payee_id, payout_bank_id, deleted_at FROM payee_banks WHERE id = $1`, b.BankID.String()).
 				Scan(&userID, &payeeID, &payoutBankID, &deletedAt); err != nil {
 				t.Fatal(err)
 			}
@@ -458,7 +457,7 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 				t.Errorf("with nulls:\n got %s\nwant %s (the fields left out)", g, w)
 			}
 			if n := queryInt(t, db, `SELECT count(*) FROM payee_banks WHERE bank_nick_name IS NULL AND payout_bank_id IS NULL
-				AND country = ?`, in.Country); n != 2 {
+				AND country = $1`, in.Country); n != 2 {
 				t.Errorf("%d banks of %s stored without nick name and bank id, want 2", n, in.Country)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +45,7 @@ func mustPayee(tb testing.TB, svc *payments.Service, caller payments.Caller, nam
 
 func TestCreatePayee(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, _ := fixedClock(time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -70,7 +69,7 @@ func TestCreatePayee(t *testing.T) {
 		}
 		// The payee belongs to the key's user.
 		var owner string
-		if err := db.QueryRow(`SELECT user_id FROM payees WHERE id = ?`, got.PayeeID.String()).Scan(&owner); err != nil {
+		if err := db.QueryRow(`SELECT user_id FROM payees WHERE id = $1`, got.PayeeID.String()).Scan(&owner); err != nil {
 			t.Fatal(err)
 		}
 		if owner != u.UserID.String() {
@@ -137,7 +136,7 @@ func TestCreatePayee(t *testing.T) {
 				t.Errorf("payee = %s, want the contact of %s", canonicalJSON(t, got), tc.raw)
 			}
 			var email, code, phone sql.NullString
-			if err := db.QueryRow(`SELECT email, phone_country_code, phone FROM payees WHERE id = ?`, got.PayeeID.String()).
+			if err := db.QueryRow(`SELECT email, phone_country_code, phone FROM payees WHERE id = $1`, got.PayeeID.String()).
 				Scan(&email, &code, &phone); err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +191,7 @@ func TestCreatePayee(t *testing.T) {
 
 func TestUpdatePayee(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, setNow := fixedClock(time.Date(2026, 4, 1, 10, 0, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -215,7 +214,7 @@ func TestUpdatePayee(t *testing.T) {
 
 	nameOf := func(id uuid.UUID) string {
 		var name string
-		if err := db.QueryRow(`SELECT name FROM payees WHERE id = ?`, id.String()).Scan(&name); err != nil {
+		if err := db.QueryRow(`SELECT name FROM payees WHERE id = $1`, id.String()).Scan(&name); err != nil {
 			t.Fatal(err)
 		}
 		return name
@@ -237,7 +236,7 @@ func TestUpdatePayee(t *testing.T) {
 			t.Errorf("stored name %q, want the new one", n)
 		}
 		var updated sql.NullString
-		if err := db.QueryRow(`SELECT updated_at FROM payees WHERE id = ?`, adaPayee.PayeeID.String()).Scan(&updated); err != nil {
+		if err := db.QueryRow(`SELECT updated_at FROM payees WHERE id = $1`, adaPayee.PayeeID.String()).Scan(&updated); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.HasPrefix(updated.String, "2026-04-02T10:00:00") {

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,6 +39,24 @@ type pgStore struct {
 	readQ queries.Querier
 	// commits counts the write transactions committed: each one operation's.
 	commits atomic.Int64
+	// txs counts the transactions under way (write, read), which close waits for before
+	// it closes the prepared statements they use: database/sql re-prepares a closed
+	// statement in a transaction, and its Commit can then hang. mu guards closed.
+	txs    sync.WaitGroup
+	mu     sync.RWMutex
+	closed bool
+}
+
+// enter registers a transaction about to begin, to be ended with st.txs.Done; false once
+// the store is closing.
+func (st *pgStore) enter() bool {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if st.closed {
+		return false
+	}
+	st.txs.Add(1)
+	return true
 }
 
 //go:embed pgmigrations/*.sql
@@ -181,12 +200,16 @@ func pgKeyFile(dsn string) string {
 	return "postgres-" + name + ".key"
 }
 
-// close closes the pool; safe to call again.
+// close lets the transactions under way end, then closes the prepared statements and the
+// pool; later operations fail. Safe to call again.
 func (st *pgStore) close() error {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	st.txs.Wait()
 	var errs []error
 	if st.pq != nil {
-		errs = append(errs, st.pq.Close())
-		st.pq = nil
+		errs = append(errs, st.pq.Close()) // closing twice is a no-op
 	}
 	return errors.Join(append(errs, st.db.Close())...)
 }
@@ -198,6 +221,10 @@ func (st *pgStore) write(ctx context.Context, fn func(ctx context.Context, q que
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if !st.enter() {
+		return errClosed
+	}
+	defer st.txs.Done()
 	// Begun, the operation is not the caller's to interrupt (as in the SQLite engine).
 	ctx = context.WithoutCancel(ctx)
 	pause := pgRetryPause
@@ -236,6 +263,10 @@ func retryable(err error) bool {
 
 // read runs fn in one read-only REPEATABLE READ transaction: one snapshot.
 func (st *pgStore) read(ctx context.Context, fn func(q queries.Querier) error) error {
+	if !st.enter() {
+		return errClosed
+	}
+	defer st.txs.Done()
 	tx, err := st.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)

@@ -3,7 +3,6 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +101,7 @@ func TestExchangeRates_History(t *testing.T) {
 
 func TestExchangeRates_TiesAndOrder(t *testing.T) {
 	now, _ := fixedClock(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 
 	// Of two with the same apply_time, the later recorded wins.
@@ -250,7 +249,7 @@ func TestExchangeRates_Invalid(t *testing.T) {
 }
 
 func TestSetExchangeRate_Invalid(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	const ratePattern = `^(0|[1-9][0-9]{0,11})(\.[0-9]{1,12})?$`
 	const timePattern = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}$`

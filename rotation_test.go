@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -91,7 +90,7 @@ func (w *sealedWorld) check(t *testing.T, svc *payments.Service, path string) {
 			t.Errorf("account %s: %+v, %v", id, got, err)
 		}
 		var sealed string
-		if err := db.QueryRow(`SELECT account_number_sealed FROM bank_accounts WHERE id = ?`, id).Scan(&sealed); err != nil {
+		if err := db.QueryRow(`SELECT account_number_sealed FROM bank_accounts WHERE id = $1`, id).Scan(&sealed); err != nil {
 			t.Fatal(err)
 		}
 		if plain, err := svc.Unseal(sealed, payments.BankAccountNumberAAD(id)); err != nil || plain != number {
@@ -103,7 +102,7 @@ func (w *sealedWorld) check(t *testing.T, svc *payments.Service, path string) {
 	}
 	for id, number := range w.payeeBanks {
 		var sealed string
-		if err := db.QueryRow(`SELECT account_number_sealed FROM payee_banks WHERE id = ?`, id).Scan(&sealed); err != nil {
+		if err := db.QueryRow(`SELECT account_number_sealed FROM payee_banks WHERE id = $1`, id).Scan(&sealed); err != nil {
 			t.Fatal(err)
 		}
 		if plain, err := svc.Unseal(sealed, payments.PayeeBankNumberAAD(id)); err != nil || plain != number {
@@ -128,7 +127,7 @@ func keyValues(t *testing.T, svc *payments.Service) map[string]string {
 
 func TestRotateKeys(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	oldKey, newKey := payments.NewDataKey(), payments.NewDataKey()
 	both := payments.Options{DataKeys: []payments.DataKey{newKey, oldKey}}
 

@@ -3,7 +3,6 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ func TestLoadPayeeRules(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("OKReplaces", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		svc := mustOpenFile(t, path)
 		w := newCBWorldOn(t, svc, path)
 
@@ -149,7 +148,7 @@ func TestLoadPayeeRules(t *testing.T) {
 	})
 
 	t.Run("OKSeenByAnotherService", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		first := mustOpenFile(t, path)
 		w := newCBWorldOn(t, first, path)
 		// The first service compiles and caches India's rules.
@@ -282,7 +281,7 @@ func TestLoadPayeeRules(t *testing.T) {
 		}, want: "a second entry for the same country and currency"},
 	}
 	svc := mustOpen(t)
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svcFile := mustOpenFile(t, path)
 	db := rawDB(t, path)
 	before := allRules(t, svc)

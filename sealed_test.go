@@ -53,6 +53,7 @@ func authenticates(t *testing.T, svc *payments.Service, platformID uuid.UUID, se
 }
 
 func TestNoPlainValuesInFiles(t *testing.T) {
+	sqliteOnly(t) // looks inside the database's files
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "payments.db")
@@ -130,23 +131,23 @@ func writeVersion2(t *testing.T, path string) *version2 {
 	for i := range 3 {
 		pid, secret := uuid.New(), fmt.Sprintf("%064x", 0xc0ffee00+i)
 		v.platforms[pid] = secret
-		exec(`INSERT INTO platforms (id, name, environment, secret, user_count, created_at) VALUES (?, 'Old', 'sandbox', ?, 1, ?)`,
+		exec(`INSERT INTO platforms (id, name, environment, secret, user_count, created_at) VALUES ($1, 'Old', 'sandbox', $2, 1, $3)`,
 			pid.String(), secret, at)
 		uid, payee := uuid.New(), uuid.New()
 		v.users = append(v.users, uid)
-		exec(`INSERT INTO users (id, platform_id, pw_id, name, verified_at, created_at) VALUES (?, ?, 1, 'User', ?, ?)`,
+		exec(`INSERT INTO users (id, platform_id, pw_id, name, verified_at, created_at) VALUES ($1, $2, 1, 'User', $3, $4)`,
 			uid.String(), pid.String(), at, at)
-		exec(`INSERT INTO payees (id, user_id, name, created_at) VALUES (?, ?, 'Payee', ?)`, payee.String(), uid.String(), at)
+		exec(`INSERT INTO payees (id, user_id, name, created_at) VALUES ($1, $2, 'Payee', $3)`, payee.String(), uid.String(), at)
 		for j := range 2 {
 			id, number := uuid.NewString(), fmt.Sprintf("48%03d%03d1937", i, j)
 			v.accounts[id] = number
 			exec(`INSERT INTO bank_accounts (id, user_id, account_holder_name, bank_name, account_number, routing_number,
-				account_type, is_default, created_at) VALUES (?, ?, 'User', 'Chase', ?, '021000021', 'PERSONAL_CHECKING', ?, ?)`,
+				account_type, is_default, created_at) VALUES ($1, $2, 'User', 'Chase', $3, '021000021', 'PERSONAL_CHECKING', $4, $5)`,
 				id, uid.String(), number, j, at)
 			id, number = uuid.NewString(), fmt.Sprintf("59%03d%03d4026", i, j)
 			v.payeeBanks[id] = number
 			exec(`INSERT INTO payee_banks (id, user_id, payee_id, account_number, country, bank_acc_type, created_at, updated_at)
-				VALUES (?, ?, ?, ?, 'PH', 'savings', ?, ?)`, id, uid.String(), payee.String(), number, at, at)
+				VALUES ($1, $2, $3, $4, 'PH', 'savings', $5, $6)`, id, uid.String(), payee.String(), number, at, at)
 		}
 	}
 	return v
@@ -167,6 +168,7 @@ func (v *version2) needles() []string {
 }
 
 func TestMigrateSealsPlainValues(t *testing.T) {
+	sqliteOnly(t) // SQLite's migration 0005, and the files it leaves
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "payments.db")
@@ -219,7 +221,7 @@ func TestMigrateSealsPlainValues(t *testing.T) {
 		for id, number := range v.accounts {
 			var user, routing string
 			var index []byte
-			if err := db.QueryRow(`SELECT user_id, routing_number, account_number_index FROM bank_accounts WHERE id = ?`, id).
+			if err := db.QueryRow(`SELECT user_id, routing_number, account_number_index FROM bank_accounts WHERE id = $1`, id).
 				Scan(&user, &routing, &index); err != nil {
 				t.Fatal(err)
 			}
@@ -235,12 +237,12 @@ func TestMigrateSealsPlainValues(t *testing.T) {
 		for i, uid := range v.users {
 			var pid uuid.UUID
 			for p := range v.platforms {
-				if queryInt(t, db, `SELECT count(*) FROM users WHERE id = ? AND platform_id = ?`, uid.String(), p.String()) == 1 {
+				if queryInt(t, db, `SELECT count(*) FROM users WHERE id = $1 AND platform_id = $2`, uid.String(), p.String()) == 1 {
 					pid = p
 				}
 			}
 			var accountID string
-			if err := db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = ? ORDER BY id LIMIT 1`, uid.String()).Scan(&accountID); err != nil {
+			if err := db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = $1 ORDER BY id LIMIT 1`, uid.String()).Scan(&accountID); err != nil {
 				t.Fatal(err)
 			}
 			got, err := svc.GetBankAccount(ctx, pid, accountID)
@@ -273,7 +275,7 @@ func TestMigrateSealsPlainValues(t *testing.T) {
 // in a sealed column: whatever writes to the file, not only this package.
 func TestSealedColumnsRefusePlainValues(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	w := newCBWorldOn(t, svc, path)
 	a := mustAccount(t, svc, w.platformID, newAccount(uuid.MustParse(w.userID), "123456789"))
@@ -284,7 +286,7 @@ func TestSealedColumnsRefusePlainValues(t *testing.T) {
 	}
 	db := rawDB(t, path)
 	var sealed string
-	if err := db.QueryRow(`SELECT secret_sealed FROM platforms WHERE id = ?`, w.platformID.String()).Scan(&sealed); err != nil {
+	if err := db.QueryRow(`SELECT secret_sealed FROM platforms WHERE id = $1`, w.platformID.String()).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	unknownKey := "v1:0123456789abcdef" + sealed[19:]
@@ -296,7 +298,7 @@ func TestSealedColumnsRefusePlainValues(t *testing.T) {
 	} {
 		for name, value := range map[string]string{"Plain": "123456789", "UnknownKey": unknownKey} {
 			t.Run(tc.table+"/"+name, func(t *testing.T) {
-				_, err := db.Exec(fmt.Sprintf(`UPDATE %s SET %s = ? WHERE id = ?`, tc.table, tc.column), value, tc.id)
+				_, err := db.Exec(fmt.Sprintf(`UPDATE %s SET %s = $1 WHERE id = $2`, tc.table, tc.column), value, tc.id)
 				if err == nil || !strings.Contains(err.Error(), "not sealed under a data key in use") {
 					t.Errorf("update: %v", err)
 				}
@@ -304,7 +306,7 @@ func TestSealedColumnsRefusePlainValues(t *testing.T) {
 		}
 	}
 	if _, err := db.Exec(`INSERT INTO platforms (id, name, environment, secret_sealed, created_at)
-		VALUES (?, 'Plain', 'sandbox', 'secret', '2026-01-01T00:00:00.000000Z')`, uuid.NewString()); err == nil {
+		VALUES ($1, 'Plain', 'sandbox', 'secret', '2026-01-01T00:00:00.000000Z')`, uuid.NewString()); err == nil {
 		t.Error("insert of a plain secret: no error")
 	}
 }

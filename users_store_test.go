@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ import (
 
 func TestCreateUser_Concurrent(t *testing.T) {
 	const workers, each = 16, 25
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	p := mustPlatform(t, svc)
 
@@ -71,7 +70,7 @@ func TestCreateUser_Concurrent(t *testing.T) {
 	db := rawDB(t, path)
 	var n, lo, hi, distinct, userCount int64
 	if err := db.QueryRow(`SELECT count(*), min(pw_id), max(pw_id), count(DISTINCT pw_id),
-		(SELECT user_count FROM platforms WHERE id = ?) FROM users WHERE platform_id = ?`,
+		(SELECT user_count FROM platforms WHERE id = $1) FROM users WHERE platform_id = $2`,
 		p.PlatformID.String(), p.PlatformID.String()).Scan(&n, &lo, &hi, &distinct, &userCount); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +86,7 @@ func TestCreateUser_Concurrent(t *testing.T) {
 
 func TestReopen(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	first := mustOpenFile(t, path)
 	p := mustPlatform(t, first)
 	u := mustUser(t, first, p.PlatformID, "Ada", "ada@example.com")
@@ -138,8 +137,9 @@ func TestReopen(t *testing.T) {
 // A database made before migration 0002 numbered users with one counter over all
 // platforms; opening it renumbers them per platform, in each platform's creation order.
 func TestMigratePwIDPerPlatform(t *testing.T) {
+	sqliteOnly(t) // SQLite's migration 0002; PostgreSQL starts at the schema it leaves
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	schema, err := os.ReadFile("migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestMigratePwIDPerPlatform(t *testing.T) {
 	platforms := []string{uuid.NewString(), uuid.NewString()}
 	for _, p := range platforms {
 		if _, err := db.Exec(`INSERT INTO platforms (id, name, environment, secret, user_count, created_at)
-			VALUES (?, 'Old', 'sandbox', 'secret', 3, '2026-01-01T00:00:00.000000Z')`, p); err != nil {
+			VALUES ($1, 'Old', 'sandbox', 'secret', 3, '2026-01-01T00:00:00.000000Z')`, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,7 +159,7 @@ func TestMigratePwIDPerPlatform(t *testing.T) {
 	for i := range users { // as version 1 wrote them: pw_id 1..6 across both platforms
 		users[i] = uuid.NewString()
 		if _, err := db.Exec(`INSERT INTO users (pw_id, id, platform_id, seq, name, created_at)
-			VALUES (?, ?, ?, ?, 'User', ?)`, i+1, users[i], platforms[i%2], i/2+1,
+			VALUES ($1, $2, $3, $4, 'User', $5)`, i+1, users[i], platforms[i%2], i/2+1,
 			fmt.Sprintf("2026-01-01T00:00:0%d.000000Z", i)); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,7 +21,7 @@ func TestCreateUser(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("OK", func(t *testing.T) {
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		// A clock off UTC and finer than the stored precision.
 		kolkata := time.FixedZone("IST", 5*3600+1800)
 		now, _ := fixedClock(time.Date(2026, 1, 2, 15, 4, 5, 123456789, kolkata))
@@ -62,16 +61,16 @@ func TestCreateUser(t *testing.T) {
 
 		// The wallet and the settings come with the user.
 		db := rawDB(t, path)
-		if n := queryInt(t, db, `SELECT count(*) FROM wallets WHERE user_id = ?`, u.UserID.String()); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM wallets WHERE user_id = $1`, u.UserID.String()); n != 1 {
 			t.Errorf("%d wallets, want 1", n)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM user_settings WHERE user_id = ?`, u.UserID.String()); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM user_settings WHERE user_id = $1`, u.UserID.String()); n != 1 {
 			t.Errorf("%d settings rows, want 1", n)
 		}
 		var currency, balance, walletCreated, settingsCreated, stored string
 		if err := db.QueryRow(`SELECT w.currency, w.balance, w.created_at, s.created_at, u.id
 			FROM users u JOIN wallets w ON w.user_id = u.id JOIN user_settings s ON s.user_id = u.id
-			WHERE u.id = ?`, u.UserID.String()).Scan(&currency, &balance, &walletCreated, &settingsCreated, &stored); err != nil {
+			WHERE u.id = $1`, u.UserID.String()).Scan(&currency, &balance, &walletCreated, &settingsCreated, &stored); err != nil {
 			t.Fatal(err)
 		}
 		if currency != "USD" || balance != "0" || walletCreated != settingsCreated || !strings.HasPrefix(walletCreated, "2026-01-02T09:34:05.123456") {
@@ -80,7 +79,7 @@ func TestCreateUser(t *testing.T) {
 		if stored != u.UserID.String() {
 			t.Errorf("stored id %q, want the canonical %q", stored, u.UserID)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM users WHERE id = ? AND verified_at IS NULL`, u.UserID.String()); n != 1 {
+		if n := queryInt(t, db, `SELECT count(*) FROM users WHERE id = $1 AND verified_at IS NULL`, u.UserID.String()); n != 1 {
 			t.Error("a new user is already verified")
 		}
 	})
@@ -88,7 +87,7 @@ func TestCreateUser(t *testing.T) {
 	t.Run("OKNullMeansAbsent", func(t *testing.T) {
 		// A client of the FastAPI service sends null for what it leaves out: stored and
 		// answered as if the fields were not there.
-		path := filepath.Join(t.TempDir(), "payments.db")
+		path := newDSN(t)
 		svc := mustOpenFile(t, path)
 		p := mustPlatform(t, svc)
 		in := decoded[payments.NewUser](t, svc, "users_create",
@@ -104,7 +103,7 @@ func TestCreateUser(t *testing.T) {
 		if err != nil || canonicalJSON(t, got) != canonicalJSON(t, u) {
 			t.Errorf("GetUser = %+v, %v; want %+v", got, err, u)
 		}
-		if n := queryInt(t, rawDB(t, path), `SELECT count(*) FROM users WHERE id = ? AND phone IS NULL AND phone_country_code IS NULL`,
+		if n := queryInt(t, rawDB(t, path), `SELECT count(*) FROM users WHERE id = $1 AND phone IS NULL AND phone_country_code IS NULL`,
 			u.UserID.String()); n != 1 {
 			t.Error("phone stored as something other than NULL")
 		}
@@ -177,7 +176,7 @@ func TestCreateUser(t *testing.T) {
 
 func TestCreateUser_Conflict(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	svc := mustOpenFile(t, path)
 	db := rawDB(t, path)
 	p := mustPlatform(t, svc)
@@ -188,7 +187,7 @@ func TestCreateUser_Conflict(t *testing.T) {
 			queryInt(t, db, `SELECT count(*) FROM users`),
 			queryInt(t, db, `SELECT count(*) FROM wallets`),
 			queryInt(t, db, `SELECT count(*) FROM user_settings`),
-			queryInt(t, db, `SELECT user_count FROM platforms WHERE id = ?`, p.PlatformID.String()))
+			queryInt(t, db, `SELECT user_count FROM platforms WHERE id = $1`, p.PlatformID.String()))
 	}
 	before := counts()
 
@@ -210,7 +209,7 @@ func TestCreateUser_Conflict(t *testing.T) {
 		if u.PwID != 2 {
 			t.Errorf("pw_id = %d, want 2: a failed creation used a number", u.PwID)
 		}
-		if stored := queryInt(t, db, `SELECT pw_id FROM users WHERE id = ?`, u.UserID.String()); stored != 2 {
+		if stored := queryInt(t, db, `SELECT pw_id FROM users WHERE id = $1`, u.UserID.String()); stored != 2 {
 			t.Errorf("stored pw_id = %d, want 2", stored)
 		}
 		page, err := svc.ListUsers(ctx, p.PlatformID, payments.ListUsersParams{})
@@ -418,7 +417,7 @@ func TestGetUser(t *testing.T) {
 
 func TestVerifyUser(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "payments.db")
+	path := newDSN(t)
 	now, setNow := fixedClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	svc := mustOpenFile(t, path, payments.Options{Now: now})
 	db := rawDB(t, path)
@@ -426,7 +425,7 @@ func TestVerifyUser(t *testing.T) {
 	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
 	verifiedAt := func() string {
 		var s *string
-		if err := db.QueryRow(`SELECT verified_at FROM users WHERE id = ?`, u.UserID.String()).Scan(&s); err != nil {
+		if err := db.QueryRow(`SELECT verified_at FROM users WHERE id = $1`, u.UserID.String()).Scan(&s); err != nil {
 			t.Fatal(err)
 		}
 		if s == nil {
