@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -61,8 +62,7 @@ func NewSchema(ctx context.Context, base string) (dsn string, drop func() error,
 		return "", nil, err
 	}
 	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		return "", nil, fmt.Errorf("create schema: %w", err)
+		return "", nil, errors.Join(fmt.Errorf("create schema: %w", err), db.Close())
 	}
 	drop = func() error {
 		defer db.Close()
