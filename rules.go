@@ -129,7 +129,9 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 // array of PayeeRules. The file is checked as a whole first (its schema, known tags,
 // lengths within the request limits, formats in their place, one set of field rules per
 // country, minimum not above maximum); a file with any fault changes nothing. source
-// names the file in the history of rule sets. It returns the number of rules loaded.
+// names the file in the history of rule sets, as text: a file name's bytes that are not
+// UTF-8 become U+FFFD and a NUL is dropped, as every engine can store. It returns the
+// number of rules loaded.
 //
 // Returns CodeInvalid, saying what is wrong and where, for a faulty file.
 func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte) (int, error) {
@@ -137,6 +139,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 	if err != nil {
 		return 0, err
 	}
+	source = strings.ReplaceAll(strings.ToValidUTF8(source, "\uFFFD"), "\x00", "")
 	var setID int64
 	err = s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
 		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})

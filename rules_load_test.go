@@ -85,6 +85,19 @@ func TestLoadPayeeRules(t *testing.T) {
 		errorOf(t, err, payments.CodeNotFound)
 	})
 
+	t.Run("OKSourceAnyBytes", func(t *testing.T) {
+		// A file name is bytes: what is not UTF-8 is stored as U+FFFD and a NUL is
+		// dropped, the same on every engine (PostgreSQL refuses both in text).
+		path := newDSN(t)
+		svc := mustOpenFile(t, path)
+		if _, err := svc.LoadPayeeRules(ctx, "r\xffules\x00.json", rulesFile(t, shippedRules(t))); err != nil {
+			t.Fatal(err)
+		}
+		if got := queryString(t, rawDB(t, path), `SELECT source FROM payee_rule_sets ORDER BY id DESC LIMIT 1`); got != "r\uFFFDules.json" {
+			t.Errorf("source %q, want %q", got, "r\uFFFDules.json")
+		}
+	})
+
 	t.Run("OKRulesDriveAddPayeeBank", func(t *testing.T) {
 		// A rule lives in the rules: what they make mandatory, how long they allow a
 		// field to be, and which fields they list, Add Payee Bank enforces.
