@@ -4,8 +4,13 @@
 //
 // Each script gets a fresh database file, $WORK/payments.db (in $DB), with its data key
 // in $DB.key (created by the first open, as for any new database), and the real server
-// (payments.Open and httpserver.New) running on it, at $URL, in the sandbox environment. Files written after the script as "-- name --" sections are request
-// bodies and expected answers. Scripts run in parallel, each in its own world.
+// (payments.Open and httpserver.New) running on it, at $URL, in the sandbox environment.
+// When $PAYMENTS_TEST_POSTGRES holds a PostgreSQL URL, the database is instead a schema of
+// its own in that database ($DB its URL, the key in $WORK/payments.key), dropped when the
+// script ends; the conditions [sqlite] and [postgres] say which engine a script runs on,
+// for the lines that look at SQLite's files. Files written after the script as
+// "-- name --" sections are request bodies and expected answers. Scripts run in parallel,
+// each in its own world.
 //
 //	func TestScripts(t *testing.T) { scenario.Run(t, "testdata") }
 //
