@@ -33,7 +33,7 @@ func Params(dir string) testscript.Params {
 		Dir:                dir,
 		Setup:              setup,
 		Cmds:               Commands(),
-		Condition:          condition,
+		Condition:          pgtest.Condition,
 		RequireUniqueNames: true,
 	}
 }
@@ -241,19 +241,6 @@ func setup(env *testscript.Env) error {
 	env.Setenv("DB", st.dbPath)
 	env.Setenv("URL", st.srv.URL)
 	return nil
-}
-
-// condition answers a script's engine conditions: [sqlite] holds when the script's
-// database is a SQLite file ($DB its path), [postgres] when it is a PostgreSQL schema
-// ($PAYMENTS_TEST_POSTGRES set; $DB its DSN).
-func condition(cond string) (bool, error) {
-	switch cond {
-	case "sqlite":
-		return !pgtest.Enabled(), nil
-	case "postgres":
-		return pgtest.Enabled(), nil
-	}
-	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
 func getState(ts *testscript.TestScript) *state {

@@ -80,15 +80,7 @@ func TestScripts(t *testing.T) {
 			"waitserver": cmdWaitServer,
 			"upper":      cmdUpper,
 		},
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "sqlite":
-				return !pgtest.Enabled(), nil
-			case "postgres":
-				return pgtest.Enabled(), nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
+		Condition:          pgtest.Condition,
 		RequireUniqueNames: true,
 	})
 }

@@ -106,3 +106,16 @@ func NewStore(tb testing.TB) (dsn, keyFile string) {
 	dsn = DSN(tb)
 	return dsn, KeyFile(dsn)
 }
+
+// Condition answers the testscript conditions of an engine, for scripts whose database
+// NewSchema or a file gives: [sqlite] holds when the script's database is a SQLite file,
+// [postgres] when it is a PostgreSQL schema (Enabled).
+func Condition(cond string) (bool, error) {
+	switch cond {
+	case "sqlite":
+		return !Enabled(), nil
+	case "postgres":
+		return Enabled(), nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
