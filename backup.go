@@ -27,8 +27,6 @@ func (s *Service) Backup(ctx context.Context, path string) (err error) {
 	if path == "" {
 		return Errorf(CodeInvalid, "no backup path")
 	}
-	// A connection of its own: the read pool's are query-only, which refuses VACUUM INTO,
-	// and the writer's one connection belongs to the group committer.
 	st, ok := s.store.(*sqliteStore)
 	if !ok {
 		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
@@ -50,6 +48,8 @@ func (s *Service) Backup(ctx context.Context, path string) (err error) {
 			_ = os.Remove(path) // half a backup is worse than none
 		}
 	}()
+	// A connection of its own: the read pool's are query-only, which refuses VACUUM INTO,
+	// and the writer's one connection belongs to the group committer.
 	var file string
 	if err := st.reader.QueryRowContext(ctx, "SELECT file FROM pragma_database_list WHERE name = 'main'").Scan(&file); err != nil {
 		return fmt.Errorf("payments: backup: %w", err)
