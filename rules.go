@@ -135,6 +135,13 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 //
 // Returns CodeInvalid, saying what is wrong and where, for a faulty file.
 func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte) (int, error) {
+	return s.loadPayeeRules(ctx, source, raw, false)
+}
+
+// loadPayeeRules is LoadPayeeRules; with first, it loads nothing (and returns 0) when the
+// store already holds rules, checked in the write's own transaction, so that services
+// opening a new database at once load the shipped rules once.
+func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte, first bool) (int, error) {
 	rules, compiled, err := s.parsePayeeRules(raw)
 	if err != nil {
 		return 0, err
@@ -142,6 +149,12 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 	source = strings.ReplaceAll(strings.ToValidUTF8(source, "\uFFFD"), "\x00", "")
 	var setID int64
 	err = s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
+		setID = 0
+		if first {
+			if current, err := q.CurrentRuleSet(ctx); err != nil || current > 0 {
+				return err
+			}
+		}
 		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
 		if err != nil {
 			return err
@@ -177,7 +190,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || setID == 0 {
 		return 0, err
 	}
 	for country, v := range compiled { // compiled to check the file: kept for use
@@ -186,7 +199,8 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 	return len(rules), nil
 }
 
-// loadDefaultRules loads the embedded rules into a store that has none.
+// loadDefaultRules loads the embedded rules into a store that has none. The check before
+// the write spares an open the parsing when rules are there; the write checks again.
 func (s *Service) loadDefaultRules(ctx context.Context) error {
 	var current int64
 	err := s.query(ctx, func(q queries.Querier) (err error) {
@@ -196,7 +210,7 @@ func (s *Service) loadDefaultRules(ctx context.Context) error {
 	if err != nil || current > 0 {
 		return err
 	}
-	_, err = s.LoadPayeeRules(ctx, "embedded data/payee_rules.json", defaultPayeeRules)
+	_, err = s.loadPayeeRules(ctx, "embedded data/payee_rules.json", defaultPayeeRules, true)
 	return err
 }
 
