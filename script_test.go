@@ -2,13 +2,10 @@ package payments_test
 
 import (
 	"encoding/json"
-	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,13 +19,13 @@ import (
 // handler and database (see package scenario for the commands), and checks every answer
 // they receive against openapi.json.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata"), openAPICheck(t)))
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata"), openAPICheck(t).Check))
 }
 
 // TestExamples runs the scenarios the README shows testers, in testdata/examples, and
 // checks every answer against openapi.json.
 func TestExamples(t *testing.T) {
-	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), openAPICheck(t)))
+	testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), openAPICheck(t).Check))
 }
 
 // TestScenarioCheckRejects: the check of the scenarios' answers can fail. Against a
@@ -54,20 +51,14 @@ func TestScenarioCheckRejects(t *testing.T) {
 	if mutated, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
-	c, err := openapicheck.New(mutated)
+	tally, err := openapicheck.NewTally(mutated, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refused atomic.Int64
 	t.Run("examples", func(t *testing.T) {
-		testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), func(resp *http.Response, body []byte) error {
-			if err := c.Check(resp.Request, resp.StatusCode, resp.Header, body); err != nil && !errors.Is(err, openapicheck.ErrNoOperation) {
-				refused.Add(1)
-			}
-			return nil
-		}))
+		testscript.Run(t, scenario.CheckResponses(scenario.Params("testdata/examples"), tally.Check))
 	})
-	if refused.Load() == 0 {
+	if _, _, refused := tally.Counts(); refused == 0 {
 		t.Error("no answer refused by a document whose User lacks phone")
 	}
 }
@@ -87,30 +78,21 @@ func dropExamples(node any) {
 	}
 }
 
-// openAPICheck checks an answer against the API's OpenAPI document. Answers to requests
-// outside the API's operations (an unknown path, a method its path does not take, the
-// operations endpoints) are not the document's to describe: they are counted and passed.
-func openAPICheck(t *testing.T) func(resp *http.Response, body []byte) error {
-	c, err := openapicheck.New(payments.OpenAPI())
+// openAPICheck checks the answers of a run against the API's OpenAPI document, and fails
+// the test when none was checked.
+func openAPICheck(t *testing.T) *openapicheck.Tally {
+	tally, err := openapicheck.NewTally(payments.OpenAPI(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var checked, outside atomic.Int64
 	t.Cleanup(func() {
-		t.Logf("openapi.json: %d answers checked, %d outside the API's operations", checked.Load(), outside.Load())
-		if checked.Load() == 0 && !t.Failed() {
+		checked, outside, _ := tally.Counts()
+		t.Logf("openapi.json: %d answers checked, %d outside the API's operations", checked, outside)
+		if checked == 0 && !t.Failed() {
 			t.Error("no answer was checked against openapi.json")
 		}
 	})
-	return func(resp *http.Response, body []byte) error {
-		err := c.Check(resp.Request, resp.StatusCode, resp.Header, body)
-		if errors.Is(err, openapicheck.ErrNoOperation) {
-			outside.Add(1)
-			return nil
-		}
-		checked.Add(1)
-		return err
-	}
+	return tally
 }
 
 // TestREADMEScenario runs the example scenario of the README's "Scenario toolkit" section,

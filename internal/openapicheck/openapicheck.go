@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-
 	"strconv"
 	"strings"
 	"sync"
@@ -179,7 +178,7 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 	r := req.Clone(context.Background())
 	r.URL = &url.URL{Scheme: server.Scheme, Host: server.Host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
 	r.Host = server.Host
-	route, params, err := c.router.FindRoute(r)
+	route, _, err := c.router.FindRoute(r)
 	if err != nil {
 		var re *routers.RouteError
 		if errors.As(err, &re) {
@@ -187,7 +186,6 @@ func (c *Checker) Check(req *http.Request, status int, header http.Header, body 
 		}
 		return err
 	}
-	_ = params
 	method := strings.ToLower(req.Method)
 	status_ := strconv.Itoa(status)
 	resp := route.Operation.Responses.Value(status_)
