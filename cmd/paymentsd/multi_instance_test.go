@@ -173,7 +173,7 @@ func (w *world) add(o world) {
 type instance struct {
 	url  string
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
+	log  *syncBuffer
 	mu   sync.Mutex
 	dead bool
 }
@@ -186,9 +186,9 @@ func startInstance(t *testing.T, bin, dsn, keyFile string, i int) *instance {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	srv := &instance{url: "http://" + addr, log: &bytes.Buffer{}}
+	srv := &instance{url: "http://" + addr, log: &syncBuffer{}}
 	srv.cmd = exec.Command(bin, "serve", "-db", dsn, "-data-key-file", keyFile, "-addr", addr, "-log-level", "warn") // #nosec G204 -- the test's own binary
-	srv.cmd.Stderr = &lockedWriter{w: srv.log}
+	srv.cmd.Stderr = srv.log
 	if err := srv.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -231,17 +231,6 @@ func (srv *instance) stop(t *testing.T) {
 	if err := srv.cmd.Wait(); err != nil {
 		t.Errorf("%s: %v\n%s", srv.url, err, srv.log)
 	}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }
 
 // client is one of the 32: it sends to its instance, and to the next one once its
