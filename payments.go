@@ -79,7 +79,16 @@ type Options struct {
 const DefaultTimestampTolerance = 300 * time.Second
 
 // Service is an open payments store. It is safe for concurrent use.
+//
+// A Service may be scoped for the calls made through it (see Idempotent): a scoped
+// service is a small value sharing the store, keys and caches of the one it came from,
+// and carries what changes its calls where the call is written.
 type Service struct {
+	*core
+}
+
+// core is what an open service and every scope of it share.
+type core struct {
 	env   Environment
 	now   func() time.Time
 	newID func() uuid.UUID
@@ -134,10 +143,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
-	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
+	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
 		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
 		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials),
-		users:     newBoundedCache[userKey, User](maxCachedUsers)}
+		users:     newBoundedCache[userKey, User](maxCachedUsers)}}
 	if s.env == "" {
 		s.env = Sandbox
 	}

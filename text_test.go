@@ -61,7 +61,7 @@ func TestTextProblem(t *testing.T) {
 
 // A lone surrogate escape in a request body is refused at its field, as a value_error.
 func TestDecode_LoneSurrogate(t *testing.T) {
-	svc := &Service{}
+	svc := &Service{core: &core{}}
 	var err error
 	if svc.schemas, err = newValidator(); err != nil {
 		t.Fatal(err)
