@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -100,7 +101,7 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q queries.Querier) error {
+	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err
@@ -155,21 +156,14 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 	}
 }
 
-// userLocker is a write's queries on an engine whose writes run side by side
-// (PostgreSQL): LockUser holds the user's row until the write ends, so that the default
-// account changes of one user run one after another. On SQLite one write runs at a time.
-type userLocker interface {
-	LockUser(ctx context.Context, userID string) error
-}
-
 // takeDefault applies the default-account rule for a new account of the user: it is the
 // default when it is the user's first, or when asked to be, and then the account that was
 // the default no longer is. It returns the new account's is_default.
-func takeDefault(ctx context.Context, q queries.Querier, userID string, asked bool) (int64, error) {
-	if l, ok := q.(userLocker); ok {
-		if err := l.LockUser(ctx, userID); err != nil {
-			return 0, err
-		}
+// The user's row is locked first, so that the default-account changes of one user run
+// one after another wherever writes run side by side.
+func takeDefault(ctx context.Context, q store.Querier, userID string, asked bool) (int64, error) {
+	if err := q.LockUser(ctx, userID); err != nil {
+		return 0, err
 	}
 	hasDefault, err := q.UserHasDefaultAccount(ctx, userID)
 	if err != nil {
@@ -196,7 +190,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 		return BankAccount{}, err
 	}
 	var row queries.BankAccount
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{
 			ID:         canonicalID(accountID),
 			PlatformID: platformID.String(),

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -303,7 +304,7 @@ func parseTimestamp(s string) (int64, bool) {
 // unknown id gets the decoy record, which no signature matches.
 func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
 	var row queries.Platform
-	err := s.query(ctx, func(q queries.Querier) (err error) {
+	err := s.query(ctx, func(q store.Querier) (err error) {
 		row, err = q.GetPlatform(ctx, id.String())
 		return err
 	})
@@ -375,7 +376,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 // key gets the decoy, whose hash no secret has.
 func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCredential, error) {
 	var row queries.GetAPICredentialRow
-	err := s.query(ctx, func(q queries.Querier) (err error) {
+	err := s.query(ctx, func(q store.Querier) (err error) {
 		row, err = q.GetAPICredential(ctx, key.String())
 		return err
 	})
@@ -459,7 +460,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if opt.RequireTimestamp {
 		requireTimestamp = 1
 	}
-	err := s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
 			ID:               creds.PlatformID.String(),
 			Name:             name,
@@ -479,7 +480,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 // anyone can call the platform endpoints yet.
 func (s *Service) HasPlatforms(ctx context.Context) (bool, error) {
 	var n int64
-	err := s.query(ctx, func(q queries.Querier) (err error) {
+	err := s.query(ctx, func(q store.Querier) (err error) {
 		n, err = q.CountPlatforms(ctx, string(s.env))
 		return err
 	})
@@ -497,7 +498,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	}
 	key := APIKey{APIKey: s.newID(), APISecret: randomSecret()}
 	sum := sha256.Sum256([]byte(key.APISecret))
-	err = s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	err = s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUser(ctx, uid); err != nil {
 			return notFound(err, "User not found.")
 		}

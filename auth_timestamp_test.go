@@ -344,7 +344,7 @@ func TestMigrateRequireTimestamp(t *testing.T) {
 	ctx := context.Background()
 	path := newDSN(t)
 	db := rawDB(t, path)
-	for _, name := range []string{"migrations/0001_init.sql", "migrations/0002_pw_id_per_platform.sql"} {
+	for _, name := range []string{"internal/store/sqlite/migrations/0001_init.sql", "internal/store/sqlite/migrations/0002_pw_id_per_platform.sql"} {
 		sql, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/pgtest"
-	"github.com/platform-payments/payments/queries"
+	"github.com/platform-payments/payments/internal/store"
 )
 
 func TestBoundedCache(t *testing.T) {
@@ -98,7 +98,7 @@ func TestUserCache(t *testing.T) {
 	// fresh reads the user as a service without a cache would.
 	fresh := func(id uuid.UUID) (User, error) {
 		var u User
-		err := other.query(ctx, func(q queries.Querier) error {
+		err := other.query(ctx, func(q store.Querier) error {
 			r, err := other.platformUser(ctx, q, platform.PlatformID, id.String())
 			u = userFromRow(r)
 			return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -63,7 +64,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 		ExpYear:   in.ExpYear,
 		CreatedAt: s.Now(),
 	}
-	err := s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUser(ctx, c.UserID.String()); err != nil {
 			return notFound(err, "User not found.")
 		}
@@ -102,7 +103,7 @@ func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID s
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
-	err := s.writeRemembering(ctx, func() any { return deleted }, func(ctx context.Context, q queries.Querier) error {
+	err := s.writeRemembering(ctx, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

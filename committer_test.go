@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -28,7 +29,7 @@ func hold(t *testing.T, svc *payments.Service) held {
 	started, release := make(chan struct{}), make(chan struct{})
 	h := held{release: sync.OnceFunc(func() { close(release) }), err: make(chan error, 1)}
 	go func() {
-		h.err <- svc.Write(context.Background(), func(context.Context, queries.Querier) error {
+		h.err <- svc.Write(context.Background(), func(context.Context, store.Querier) error {
 			close(started)
 			<-release
 			return nil
@@ -217,7 +218,7 @@ func TestGroupCommit(t *testing.T) {
 		h := hold(t, svc)
 		cctx, cancel := context.WithCancel(ctx)
 		first := queued(t, svc, 1, func() error {
-			return svc.Write(ctx, func(context.Context, queries.Querier) error { cancel(); return nil })
+			return svc.Write(ctx, func(context.Context, store.Querier) error { cancel(); return nil })
 		})
 		second := queued(t, svc, 2, createUser(svc, cctx, p.PlatformID, "Ada"))
 		third := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
@@ -245,7 +246,7 @@ func TestGroupCommit(t *testing.T) {
 		h := hold(t, svc)
 		cctx, cancel := context.WithCancel(ctx)
 		verify := queued(t, svc, 1, func() error {
-			return svc.Write(cctx, func(ctx context.Context, q queries.Querier) error {
+			return svc.Write(cctx, func(ctx context.Context, q store.Querier) error {
 				cancel()
 				_, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
 					VerifiedAt: verifiedAt})
@@ -275,7 +276,7 @@ func TestGroupCommit(t *testing.T) {
 		before := committed(svc)
 		h := hold(t, svc)
 		breaker := queued(t, svc, 1, func() error {
-			return svc.Write(ctx, func(context.Context, queries.Querier) error { svc.BreakNextCommit(); return nil })
+			return svc.Write(ctx, func(context.Context, store.Querier) error { svc.BreakNextCommit(); return nil })
 		})
 		a := queued(t, svc, 2, createUser(svc, ctx, p.PlatformID, "Ada"))
 		b := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Bo"))
@@ -313,7 +314,7 @@ func TestGroupCommit(t *testing.T) {
 					err = fmt.Errorf("recovered %v, want boom", v)
 				}
 			}()
-			svc.Write(ctx, func(ctx context.Context, q queries.Querier) error {
+			svc.Write(ctx, func(ctx context.Context, q store.Querier) error {
 				if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(),
 					VerifiedAt: verifiedAt}); err != nil {
 					return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -120,7 +121,7 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q queries.Querier) error {
+	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -193,7 +194,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, use
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q queries.Querier) error {
+	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -291,7 +292,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		params.IsDefault = 1
 	}
 	var a PayeeAddress
-	err := s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: params.PayeeID, UserID: params.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}
@@ -321,7 +322,7 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 	}
 	out := []PayeeAddress{}
 	// The user's existence never changes once seen: its addresses need no snapshot with it.
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -348,7 +349,7 @@ func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, use
 		return PayeeAddress{}, err
 	}
 	var a PayeeAddress
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

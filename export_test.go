@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/platform-payments/payments/queries"
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/sqlite"
 )
 
 // Internals the external tests use to check what the store holds.
@@ -48,24 +49,25 @@ func (s *Service) AccountIndex(userID, routingNumber, accountNumber string) []by
 func Validations(s *Service) int64 { return s.schemas.validations.Load() }
 
 // Write runs fn as one write operation, in a batch, as the service's operations do.
-func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
+func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
 	return s.write(ctx, fn)
 }
 
 // WritesWaiting is the number of write operations waiting to be taken into a batch.
-func (s *Service) WritesWaiting() int64 { return s.committer().waiting.Load() }
+func (s *Service) WritesWaiting() int64 { return s.committer().WritesWaiting() }
 
 // Committed returns the batches committed so far and the operations they carried.
 func (s *Service) Committed() (batches, ops int64) {
-	return s.committer().commits.Load(), s.committer().committedOps.Load()
+	st := s.store.Stats()
+	return st.Commits, st.CommittedOps
 }
 
 // BreakNextCommit makes SQLite refuse the next batch's COMMIT, as it refuses one that
 // leaves a deferred foreign key violated: a child row without its parent, in temporary
 // tables made for it in the batch's transaction.
 func (s *Service) BreakNextCommit() {
-	hook := func(ctx context.Context, tx *sql.Tx) error {
-		s.committer().beforeCommit.Store(nil) // once
+	s.committer().BeforeCommit(func(ctx context.Context, tx *sql.Tx) error {
+		s.committer().BeforeCommit(nil) // once
 		for _, stmt := range []string{
 			"PRAGMA defer_foreign_keys = ON",
 			"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY)",
@@ -77,9 +79,8 @@ func (s *Service) BreakNextCommit() {
 			}
 		}
 		return nil
-	}
-	s.committer().beforeCommit.Store(&hook)
+	})
 }
 
-// committer is the group committer of a service on SQLite.
-func (s *Service) committer() *committer { return &s.store.(*sqliteStore).commit }
+// committer is the store of a service on SQLite, whose group committer the tests watch.
+func (s *Service) committer() *sqlite.Store { return s.store.(*sqlite.Store) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -152,7 +153,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 
 	now := s.Now()
 	var rec queries.IdempotencyKey
-	err := s.query(ctx, func(q queries.Querier) (err error) {
+	err := s.query(ctx, func(q store.Querier) (err error) {
 		rec, err = q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{
 			Scope: scope, Key: idem.Key, NotBefore: formatTime(now.Add(-s.idempotencyTTL)),
 		})
@@ -177,7 +178,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		}
 	case CodeNotFound, CodeForbidden, CodeConflict:
 		// The operation refused and changed nothing: its refusal is the outcome to keep.
-		if serr := s.write(ctx, func(ctx context.Context, q queries.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+		if serr := s.write(ctx, func(ctx context.Context, q store.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
 			return zero, serr
 		}
 	default:
@@ -192,12 +193,12 @@ var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key i
 // writeRemembering is write for an operation that may run under an idempotency key: once
 // fn has made the change, the result (which result returns) is stored under the key in
 // the same transaction (in the operation's savepoint of its batch: both or neither).
-func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q queries.Querier) error) error {
+func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q store.Querier) error) error {
 	a, _ := ctx.Value(attemptKey{}).(*attempt)
 	if a == nil {
 		return s.write(ctx, fn)
 	}
-	return s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		if err := fn(ctx, q); err != nil {
 			return err
 		}
@@ -213,7 +214,7 @@ type outcome struct {
 }
 
 // store records the outcome of the attempt in the transaction of q.
-func (a *attempt) store(ctx context.Context, s *Service, q queries.Querier, result any, opErr error) error {
+func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result any, opErr error) error {
 	rec := queries.CreateIdempotencyRecordParams{
 		ID: s.newID().String(), Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
 	}
@@ -250,7 +251,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q queries.Querier, resu
 		}
 	}
 	if err := q.CreateIdempotencyRecord(ctx, rec); err != nil {
-		if s.isDuplicate(err) {
+		if c, ok := s.store.Conflict(err); ok && c == store.IdempotencyKey {
 			// Another process stored an outcome under this key first: its call ran.
 			return errKeyInFlight
 		}

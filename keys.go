@@ -111,10 +111,11 @@ func (k DataKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
 // working directory, NAME the database's, so that the instances started in one directory
 // share it (instances on other machines are given the key: DataKeys, or KeyFile).
 func DefaultKeyFile(dsn string) string {
-	if IsPostgres(dsn) {
-		return pgKeyFile(dsn)
+	e, err := engineFor(dsn)
+	if err != nil {
+		return dsn + ".key"
 	}
-	return dsn + ".key"
+	return e.DefaultKeyFile(dsn)
 }
 
 // ReadKeyFile reads a data key file: the key in base64, as WriteKeyFile writes it.

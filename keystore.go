@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -28,7 +29,7 @@ func (e keyError) Unwrap() error { return e.error }
 // values are sealed under none of the configured keys, or under a key not configured,
 // is refused here rather than failing on a request. The newest configured key is
 // registered when it is new: that is how a key rotation starts.
-func (s *Service) setUpKeys(ctx context.Context, q queries.Querier, path string, opts Options) error {
+func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, opts Options) error {
 	known, err := q.ListDataKeys(ctx)
 	if err != nil {
 		return err
@@ -143,9 +144,9 @@ type sealedColumn struct {
 	name string
 	aad  func(id string) string
 	last func(ctx context.Context) (string, error)
-	list func(ctx context.Context, q queries.Querier, after, upto string, batch int64) ([]sealedRow, error)
+	list func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error)
 	// set stores the value sealed anew (and, for an account number, its blind index).
-	set func(ctx context.Context, q queries.Querier, r sealedRow, sealed string, plain []byte) error
+	set func(ctx context.Context, q store.Querier, r sealedRow, sealed string, plain []byte) error
 }
 
 // sealedRows converts the rows a sealed column's query read.
@@ -158,29 +159,29 @@ func sealedRows[R any](rows []R, err error, row func(R) sealedRow) ([]sealedRow,
 }
 
 // sealedColumns are the columns of sealed values; q reads where each walk ends.
-func (s *Service) sealedColumns(q queries.Querier) []sealedColumn {
+func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 	return []sealedColumn{{
 		name: "platforms.secret",
 		aad:  platformSecretAAD,
 		last: q.LastPlatformID,
-		list: func(ctx context.Context, q queries.Querier, after, upto string, batch int64) ([]sealedRow, error) {
+		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: after, Upto: upto, Batch: batch})
 			return sealedRows(rows, err, func(r queries.PlatformSecretsAfterRow) sealedRow { return sealedRow{id: r.ID, value: r.SecretSealed} })
 		},
-		set: func(ctx context.Context, q queries.Querier, r sealedRow, sealed string, _ []byte) error {
+		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, _ []byte) error {
 			return q.SetPlatformSecret(ctx, queries.SetPlatformSecretParams{SecretSealed: sealed, ID: r.id})
 		},
 	}, {
 		name: "bank_accounts.account_number",
 		aad:  bankAccountNumberAAD,
 		last: q.LastBankAccountID,
-		list: func(ctx context.Context, q queries.Querier, after, upto string, batch int64) ([]sealedRow, error) {
+		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.BankAccountNumbersAfter(ctx, queries.BankAccountNumbersAfterParams{After: after, Upto: upto, Batch: batch})
 			return sealedRows(rows, err, func(r queries.BankAccountNumbersAfterRow) sealedRow {
 				return sealedRow{id: r.ID, value: r.AccountNumberSealed, userID: r.UserID, routingNumber: r.RoutingNumber}
 			})
 		},
-		set: func(ctx context.Context, q queries.Querier, r sealedRow, sealed string, plain []byte) error {
+		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, plain []byte) error {
 			return q.SetBankAccountNumber(ctx, queries.SetBankAccountNumberParams{
 				AccountNumberSealed: sealed,
 				AccountNumberIndex:  s.index.bankAccount(r.userID, r.routingNumber, string(plain)),
@@ -191,26 +192,26 @@ func (s *Service) sealedColumns(q queries.Querier) []sealedColumn {
 		name: "payee_banks.account_number",
 		aad:  payeeBankNumberAAD,
 		last: q.LastPayeeBankID,
-		list: func(ctx context.Context, q queries.Querier, after, upto string, batch int64) ([]sealedRow, error) {
+		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PayeeBankNumbersAfter(ctx, queries.PayeeBankNumbersAfterParams{After: after, Upto: upto, Batch: batch})
 			return sealedRows(rows, err, func(r queries.PayeeBankNumbersAfterRow) sealedRow {
 				return sealedRow{id: r.ID, value: r.AccountNumberSealed}
 			})
 		},
-		set: func(ctx context.Context, q queries.Querier, r sealedRow, sealed string, _ []byte) error {
+		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, _ []byte) error {
 			return q.SetPayeeBankNumber(ctx, queries.SetPayeeBankNumberParams{AccountNumberSealed: sealed, ID: r.id})
 		},
 	}, {
 		name: "idempotency_keys.outcome",
 		aad:  idempotencyOutcomeAAD,
 		last: q.LastIdempotencyRecordID,
-		list: func(ctx context.Context, q queries.Querier, after, upto string, batch int64) ([]sealedRow, error) {
+		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.IdempotencyOutcomesAfter(ctx, queries.IdempotencyOutcomesAfterParams{After: after, Upto: upto, Batch: batch})
 			return sealedRows(rows, err, func(r queries.IdempotencyOutcomesAfterRow) sealedRow {
 				return sealedRow{id: r.ID, value: r.OutcomeSealed}
 			})
 		},
-		set: func(ctx context.Context, q queries.Querier, r sealedRow, sealed string, _ []byte) error {
+		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, _ []byte) error {
 			return q.SetIdempotencyOutcome(ctx, queries.SetIdempotencyOutcomeParams{OutcomeSealed: sealed, ID: r.id})
 		},
 	}}
@@ -221,7 +222,7 @@ func (s *Service) sealedColumns(q queries.Querier) []sealedColumn {
 // sealed under an older key; values already under the newest key are left as they are.
 // It returns the last id read (after, when none), how many values it sealed, and whether
 // the column has no rows past those read.
-func (s *Service) sealBatch(ctx context.Context, q queries.Querier, col sealedColumn, after, upto string, batch int) (last string, n int, done bool, err error) {
+func (s *Service) sealBatch(ctx context.Context, q store.Querier, col sealedColumn, after, upto string, batch int) (last string, n int, done bool, err error) {
 	rows, err := col.list(ctx, q, after, upto, int64(batch))
 	if err != nil {
 		return after, 0, false, err
@@ -255,7 +256,7 @@ func (s *Service) sealBatch(ctx context.Context, q queries.Querier, col sealedCo
 // sealPlainValues is the Go part of migration sealed_values: in the migration's own
 // transaction, it seals every value the migration left plain, and computes the blind
 // index of every linked account number.
-func (s *Service) sealPlainValues(ctx context.Context, q queries.Querier) error {
+func (s *Service) sealPlainValues(ctx context.Context, q store.Querier) error {
 	for _, col := range s.sealedColumns(q) {
 		upto, err := col.last(ctx)
 		if err != nil {

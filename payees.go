@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -81,7 +82,7 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
-	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q queries.Querier) error {
+	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
 			return err
@@ -112,7 +113,7 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		return Payee{}, err
 	}
 	var p Payee
-	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q queries.Querier) error {
+	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

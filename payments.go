@@ -1,10 +1,12 @@
 // Package payments is the Platform Payments API as a library: users, payees, linked bank
 // accounts, cards, cross-border payee banks, addresses, payee rules and exchange rates,
-// kept in one SQLite file.
+// kept in a SQLite file (the embedded default) or a PostgreSQL database that many
+// instances share.
 //
 // Every operation is a method of *Service taking a context, runs in one transaction and
 // returns an *Error whose Code says what went wrong. The HTTP server in httpserver is a
-// thin layer over these methods.
+// thin layer over these methods; the engines are packages under internal/store, behind
+// the contract of package store.
 package payments
 
 //go:generate env CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
@@ -20,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -95,9 +98,9 @@ type core struct {
 	// window is the signed-timestamp tolerance in whole seconds, either way of now.
 	window int64
 
-	// store is the engine under the service: SQLite (sqlite.go) or PostgreSQL
-	// (postgres.go). The operations reach it only through write, read and query.
-	store store
+	// store is the engine under the service (store.go). The operations reach it only
+	// through write, read and query.
+	store store.Store
 
 	schemas *validator
 
@@ -175,13 +178,33 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
-	open := s.openSQLite
-	if IsPostgres(dsn) {
-		open = s.openPostgres
+	engine, err := engineFor(dsn)
+	if err != nil {
+		return nil, err
 	}
-	if err := open(ctx, dsn, opts); err != nil {
-		return nil, errors.Join(err, s.Close())
+	s.store, err = engine.Open(ctx, dsn, store.Config{
+		MaxConns: opts.MaxConns,
+		// The data keys are set up in the migration's transaction, so that two processes
+		// opening one new database agree on its first key.
+		Setup: func(ctx context.Context, q store.Querier) error { return s.setUpKeys(ctx, q, dsn, opts) },
+		Steps: map[string]func(ctx context.Context, q store.Querier) error{
+			"sealed_values.sql": s.sealPlainValues,
+		},
+		Opened: func(ctx context.Context, st store.Store) error {
+			s.store = st
+			if err := s.loadDefaultRules(ctx); err != nil {
+				return fmt.Errorf("payments: load payee rules: %w", err)
+			}
+			return nil
+		},
+	})
+	if ke := (keyError{}); errors.As(err, &ke) {
+		return nil, fmt.Errorf("payments: open %s: %w", engine.Redact(dsn), ke.error)
 	}
+	if err != nil {
+		return nil, err
+	}
+	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
 	return s, nil
 }
 
@@ -191,7 +214,7 @@ func (s *Service) Close() error {
 	if s.store == nil {
 		return nil
 	}
-	return s.store.close()
+	return s.store.Close()
 }
 
 // Reads take one of two forms, by what the operation reads:
@@ -207,14 +230,14 @@ func (s *Service) Close() error {
 
 // query runs fn with statements outside any transaction: each sees the latest committed
 // state on its own.
-func (s *Service) query(ctx context.Context, fn func(q queries.Querier) error) error {
-	return fn(s.store.reads())
+func (s *Service) query(ctx context.Context, fn func(q store.Querier) error) error {
+	return fn(s.store.Reads())
 }
 
 // read runs fn in one read-only transaction, so that an operation reading several rows
 // sees one snapshot.
-func (s *Service) read(ctx context.Context, fn func(q queries.Querier) error) error {
-	return s.store.read(ctx, fn)
+func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) error {
+	return s.store.Read(ctx, fn)
 }
 
 // write runs fn as one write operation: its change is kept whole (fn returned nil) or
@@ -222,8 +245,8 @@ func (s *Service) read(ctx context.Context, fn func(q queries.Querier) error) er
 // fn runs with a context carrying ctx's values but not its cancellation, and may run more
 // than once (an engine retries a transaction the database aborted to resolve a conflict),
 // so it sets what it captures rather than adding to it. fn must not call write.
-func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
-	return s.store.write(ctx, fn)
+func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	return s.store.Write(ctx, fn)
 }
 
 // Now returns the service's current time, truncated to the stored precision.
@@ -262,31 +285,17 @@ func notFound(err error, msg string) error {
 	return err
 }
 
-// conflicts names, by the unique constraint the store reports, what a client did twice:
-// SQLite names a constraint by its columns, PostgreSQL by the name pgmigrations gives it.
-var conflicts = map[string]string{
-	"users.platform_id, users.email_key": msgEmailTaken,
-	"users_platform_email_key":           msgEmailTaken,
-	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": msgAccountLinked,
-	"bank_accounts_user_routing_index_key":                                                    msgAccountLinked,
+// conflicts names what a client did twice, by the conflict the store reports.
+var conflicts = map[store.Conflict]string{
+	store.UserEmail:   "A user with this email already exists.",
+	store.BankAccount: "This bank account is already linked to the user.",
 }
 
-const (
-	msgEmailTaken    = "A user with this email already exists."
-	msgAccountLinked = "This bank account is already linked to the user."
-)
-
-// isDuplicate reports whether err is the store refusing a duplicate key.
-func (s *Service) isDuplicate(err error) bool {
-	_, ok := s.store.uniqueViolation(err)
-	return ok
-}
-
-// storeError maps a unique constraint failure the client caused to CodeConflict; any
-// other error passes through (and becomes internal).
+// storeError maps a duplicate the client caused to CodeConflict; any other error passes
+// through (and becomes internal).
 func (s *Service) storeError(err error) error {
-	if constraint, ok := s.store.uniqueViolation(err); ok {
-		if msg, ok := conflicts[constraint]; ok {
+	if c, ok := s.store.Conflict(err); ok {
+		if msg, ok := conflicts[c]; ok {
 			return &Error{Code: CodeConflict, Message: msg}
 		}
 	}
@@ -321,7 +330,7 @@ func canonicalID(id string) string { return uuid.MustParse(id).String() }
 
 // platformUser returns a user of the platform; a user of another platform is as absent
 // as one that does not exist.
-func (s *Service) platformUser(ctx context.Context, q queries.Querier, platformID uuid.UUID, userID string) (queries.User, error) {
+func (s *Service) platformUser(ctx context.Context, q store.Querier, platformID uuid.UUID, userID string) (queries.User, error) {
 	u, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{ID: canonicalID(userID), PlatformID: platformID.String()})
 	return u, notFound(err, "User not found.")
 }

@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -67,7 +68,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 		params.Fixed = 1
 	}
 	var row queries.ExchangeRate
-	err := s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 		row, err = q.AddExchangeRate(ctx, params)
 		return err
 	})
@@ -87,7 +88,7 @@ func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]E
 		return nil, err
 	}
 	out := []ExchangeRate{}
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		rows, err := q.CurrentExchangeRates(ctx, queries.CurrentExchangeRatesParams{
 			PayoutCurrency: payoutCurrency,
 			AsOf:           s.Now().Format(localTimeLayout),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -49,7 +50,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 	}
 	out := Rotation{KeyID: s.keys.writeID(), Retired: []string{}}
 	for range rotationRounds {
-		for _, col := range s.sealedColumns(s.store.reads()) {
+		for _, col := range s.sealedColumns(s.store.Reads()) {
 			upto, err := col.last(ctx)
 			if err != nil {
 				return out, err
@@ -60,7 +61,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 					return out, err
 				}
 				var n int
-				err := s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
+				err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 					after, n, done, err = s.sealBatch(ctx, q, col, after, upto, batch)
 					return err
 				})
@@ -91,7 +92,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 // did) and, when no value is left under another key, retires every other key.
 func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
 	write := s.keys.writeID()
-	err = s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	err = s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err
@@ -156,7 +157,7 @@ type DataKeyInfo struct {
 func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 	var out []DataKeyInfo
 	// One snapshot: the counts must be of the keys listed.
-	err := s.read(ctx, func(q queries.Querier) error {
+	err := s.read(ctx, func(q store.Querier) error {
 		known, err := q.ListDataKeys(ctx)
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -100,7 +101,7 @@ func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency
 		return PayeeRules{}, err
 	}
 	var r PayeeRules
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		row, err := q.GetPayeeRules(ctx, queries.GetPayeeRulesParams{CountryCode: countryCode, PayoutCurrency: payoutCurrency})
 		if err != nil {
 			return notFound(err, fmt.Sprintf("No payee rules for %s and %s.", countryCode, payoutCurrency))
@@ -148,7 +149,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 	}
 	source = strings.ReplaceAll(strings.ToValidUTF8(source, "\uFFFD"), "\x00", "")
 	var setID int64
-	err = s.write(ctx, func(ctx context.Context, q queries.Querier) (err error) {
+	err = s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 		setID = 0
 		if first {
 			if current, err := q.CurrentRuleSet(ctx); err != nil || current > 0 {
@@ -203,7 +204,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 // the write spares an open the parsing when rules are there; the write checks again.
 func (s *Service) loadDefaultRules(ctx context.Context) error {
 	var current int64
-	err := s.query(ctx, func(q queries.Querier) (err error) {
+	err := s.query(ctx, func(q store.Querier) (err error) {
 		current, err = q.CurrentRuleSet(ctx)
 		return err
 	})

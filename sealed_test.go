@@ -106,7 +106,7 @@ type version2 struct {
 func writeVersion2(t *testing.T, path string) *version2 {
 	t.Helper()
 	var schema []byte
-	for _, f := range []string{"migrations/0001_init.sql", "migrations/0002_pw_id_per_platform.sql"} {
+	for _, f := range []string{"internal/store/sqlite/migrations/0001_init.sql", "internal/store/sqlite/migrations/0002_pw_id_per_platform.sql"} {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -2,53 +2,56 @@ package payments
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
-	"math/bits"
+	"io/fs"
+
+	"github.com/platform-payments/payments/internal/store"
 )
 
 // Ping reports whether the store answers a trivial query before ctx
 // is done: what a readiness check asks. Returns an internal error otherwise (a closed
 // store, a deadline passed waiting for a connection).
 func (s *Service) Ping(ctx context.Context) error {
-	if err := s.store.ping(ctx); err != nil {
+	if err := s.store.Ping(ctx); err != nil {
 		return fmt.Errorf("payments: ping: %w", err)
 	}
 	return nil
 }
 
-// CommitBatchBounds are the upper bounds of the batch-size buckets of Stats: 1, 2, 4, …
-// up to the largest batch the committer makes.
-var CommitBatchBounds = func() []int {
-	var b []int
-	for n := 1; n <= maxBatch; n *= 2 {
-		b = append(b, n)
-	}
-	return b
-}()
-
 // Stats is what a service has done and holds, for metrics: nothing in it names a
 // platform, a user or any stored value.
-type Stats struct {
-	// Pools are the connection pools' statistics by name: "reader" and "writer" on
-	// SQLite, "postgres" on PostgreSQL.
-	Pools map[string]sql.DBStats
-	// Commits is the number of write transactions committed (on SQLite, by the group
-	// commit; on PostgreSQL each carries one operation), and
-	// CommittedOps the write operations they carried (the sum of their batch sizes).
-	Commits, CommittedOps int64
-	// CommitBatches counts committed transactions by their number of operations:
-	// CommitBatches[i] those with at most CommitBatchBounds[i] and more than the bound
-	// before (not cumulative).
-	CommitBatches []int64
-}
+type Stats = store.Stats
+
+// CommitBatchBounds returns the upper bounds of the batch-size buckets of Stats: 1, 2,
+// 4, … up to the largest batch the group committer makes.
+func CommitBatchBounds() []int { return store.CommitBatchBounds() }
 
 // Stats returns the service's statistics now. It takes no lock the requests take but
 // the pools' own, briefly.
-func (s *Service) Stats() Stats { return s.store.stats() }
+func (s *Service) Stats() Stats { return s.store.Stats() }
 
-// batchBucket returns the index in CommitBatchBounds of the bucket of a batch of n
-// operations (1 ≤ n ≤ maxBatch).
-func batchBucket(n int) int {
-	return bits.Len(uint(n - 1))
+// Backup writes a consistent copy of the database to a new file at path, readable by its
+// owner only, while the service goes on serving: on SQLite, a snapshot of the file taken
+// with VACUUM INTO on a connection of its own, compacted and synced to disk before Backup
+// returns.
+//
+// Account numbers and platform secrets stay sealed in the copy, under the same data keys:
+// the copy opens only with them, so the key file (or the secret store holding the key)
+// must be backed up too, and kept apart from the copies.
+//
+// Returns CodeInvalid without a path and CodeConflict when a file already exists at path.
+// A PostgreSQL database is not the service's to back up: CodeInvalid, and no file made.
+func (s *Service) Backup(ctx context.Context, path string) error {
+	if path == "" {
+		return Errorf(CodeInvalid, "no backup path")
+	}
+	err := s.store.Backup(ctx, path)
+	switch {
+	case errors.Is(err, store.ErrUnsupported):
+		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
+	case errors.Is(err, fs.ErrExist):
+		return Errorf(CodeConflict, "backup %s: the file exists; a backup never replaces a file", path)
+	}
+	return err
 }

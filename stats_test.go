@@ -22,7 +22,7 @@ func TestPingAndStats(t *testing.T) {
 		// PostgreSQL commits each write on its own, a batch of one, through one pool:
 		// the payee rules loaded at open and the platform at least.
 		if _, ok := st.Pools["postgres"]; !ok || len(st.Pools) != 1 || st.Commits < 2 || st.CommittedOps != st.Commits ||
-			len(st.CommitBatches) != len(payments.CommitBatchBounds) || st.CommitBatches[0] != st.Commits {
+			len(st.CommitBatches) != len(payments.CommitBatchBounds()) || st.CommitBatches[0] != st.Commits {
 			t.Errorf("Stats on PostgreSQL: %+v, want the one pool \"postgres\" and every commit a batch of one", st)
 		}
 	} else {
@@ -40,8 +40,8 @@ func TestPingAndStats(t *testing.T) {
 // the group committer's batches and the writer and reader pools.
 func checkSQLiteStats(t *testing.T, st payments.Stats) {
 	t.Helper()
-	if len(st.CommitBatches) != len(payments.CommitBatchBounds) || payments.CommitBatchBounds[len(payments.CommitBatchBounds)-1] != 128 {
-		t.Fatalf("%d batch buckets for bounds %v, want one each up to 128", len(st.CommitBatches), payments.CommitBatchBounds)
+	if len(st.CommitBatches) != len(payments.CommitBatchBounds()) || payments.CommitBatchBounds()[len(payments.CommitBatchBounds())-1] != 128 {
+		t.Fatalf("%d batch buckets for bounds %v, want one each up to 128", len(st.CommitBatches), payments.CommitBatchBounds())
 	}
 	var batches int64
 	for _, n := range st.CommitBatches {

@@ -1,29 +1,40 @@
 package payments
 
 import (
-	"context"
-
-	"github.com/platform-payments/payments/queries"
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/postgres"
+	"github.com/platform-payments/payments/internal/store/sqlite"
 )
 
-// store is what the service needs of a database engine. The operations talk to the
-// generated queries through queries.Querier, whichever engine is under them; each engine
-// keeps its transactions, its errors and its statistics to itself.
-type store interface {
-	// write runs fn as one durable, atomic write operation (see Service.write).
-	write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error
-	// read runs fn in one read-only transaction: one snapshot.
-	read(ctx context.Context, fn func(q queries.Querier) error) error
-	// reads returns statements that run outside any transaction, each on its own
-	// snapshot of the latest committed state.
-	reads() queries.Querier
-	// uniqueViolation reports whether err is the database refusing a duplicate key, and
-	// the name the engine gives the constraint (see conflicts).
-	uniqueViolation(err error) (constraint string, ok bool)
-	// ping runs a trivial query; stats reports the engine's pools and commits.
-	ping(ctx context.Context) error
-	stats() Stats
-	// close waits for the writes under way and closes the connections; it may be called
-	// again.
-	close() error
+// engines are the database engines Open chooses from: the first that accepts the DSN
+// opens it. Each is a package under internal/store; the service talks to them only
+// through the contract of package store.
+var engines = []store.Engine{postgres.Engine{}, sqlite.Engine{}}
+
+// engineFor returns the engine of the database dsn names.
+func engineFor(dsn string) (store.Engine, error) {
+	for _, e := range engines {
+		if e.Accepts(dsn) {
+			return e, nil
+		}
+	}
+	return nil, Errorf(CodeInvalid, "%q names no database: want a file path or a postgres:// URL", dsn)
 }
+
+// IsPostgres reports whether Open takes dsn for a PostgreSQL database (a postgres:// or
+// postgresql:// URL) rather than a SQLite file.
+func IsPostgres(dsn string) bool { return postgres.Accepts(dsn) }
+
+// RedactDSN returns dsn as messages and logs may show it: a PostgreSQL URL without its
+// password; a file path as it is.
+func RedactDSN(dsn string) string {
+	e, err := engineFor(dsn)
+	if err != nil {
+		return "the database"
+	}
+	return e.Redact(dsn)
+}
+
+// DefaultMaxConns is the most connections a service on PostgreSQL opens when its Options
+// leave MaxConns zero: four per core, at least eight.
+func DefaultMaxConns() int { return postgres.DefaultMaxConns() }

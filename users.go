@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -97,7 +98,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		emailKey = new(strings.ToLower(*in.Email))
 	}
 	var u User
-	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q queries.Querier) error {
+	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q store.Querier) error {
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
 		// user count, raised here (which locks the platform's row until the write
 		// commits) and taken by the insert.
@@ -168,7 +169,7 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 	out := UserPage{Records: []User{}}
 	// One snapshot: under concurrent creates the total read apart from the page could
 	// count fewer users than the page shows.
-	err := s.read(ctx, func(q queries.Querier) error {
+	err := s.read(ctx, func(q store.Querier) error {
 		p, err := q.GetPlatform(ctx, platformID.String())
 		if err != nil {
 			return notFound(err, "Platform not found.")
@@ -203,7 +204,7 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		return u.detached(), nil
 	}
 	var u User
-	err := s.query(ctx, func(q queries.Querier) error {
+	err := s.query(ctx, func(q store.Querier) error {
 		r, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err
@@ -246,7 +247,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(ctx context.Context, q queries.Querier) error {
+	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))})
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "User not found.")

@@ -140,7 +140,7 @@ func TestMigratePwIDPerPlatform(t *testing.T) {
 	sqliteOnly(t) // SQLite's migration 0002; PostgreSQL starts at the schema it leaves
 	ctx := context.Background()
 	path := newDSN(t)
-	schema, err := os.ReadFile("migrations/0001_init.sql")
+	schema, err := os.ReadFile("internal/store/sqlite/migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -51,7 +52,7 @@ func TestWrite(t *testing.T) {
 		p := mustPlatform(t, svc)
 		u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
 		cctx, cancel := context.WithCancel(ctx)
-		if err := svc.Write(cctx, func(ctx context.Context, q queries.Querier) error {
+		if err := svc.Write(cctx, func(ctx context.Context, q store.Querier) error {
 			cancel()
 			_, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(), VerifiedAt: verifiedAt})
 			return err
@@ -76,7 +77,7 @@ func TestWrite(t *testing.T) {
 					err = fmt.Errorf("recovered %v, want boom", v)
 				}
 			}()
-			svc.Write(ctx, func(ctx context.Context, q queries.Querier) error {
+			svc.Write(ctx, func(ctx context.Context, q store.Querier) error {
 				if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: u.UserID.String(), VerifiedAt: verifiedAt}); err != nil {
 					return err
 				}

@@ -144,9 +144,10 @@ func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(dbWaits, prometheus.CounterValue, float64(s.WaitCount), pool)
 		ch <- prometheus.MustNewConstMetric(dbWaitSeconds, prometheus.CounterValue, s.WaitDuration.Seconds(), pool)
 	}
-	buckets := make(map[float64]uint64, len(payments.CommitBatchBounds))
+	bounds := payments.CommitBatchBounds()
+	buckets := make(map[float64]uint64, len(bounds))
 	var cumulative uint64
-	for i, bound := range payments.CommitBatchBounds {
+	for i, bound := range bounds {
 		cumulative += uint64(st.CommitBatches[i]) // #nosec G115 -- a count, never negative
 		buckets[float64(bound)] = cumulative
 	}

@@ -37,7 +37,7 @@ func Generate(queriesDir, pgDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg, err := load(fset, imp, pgDir, "github.com/platform-payments/payments/pgqueries")
+	pg, err := load(fset, imp, pgDir, "github.com/platform-payments/payments/internal/store/postgres/pgqueries")
 	if err != nil {
 		return nil, err
 	}

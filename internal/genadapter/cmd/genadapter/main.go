@@ -1,7 +1,7 @@
 // Command genadapter writes pgqueries/adapter.go (see package genadapter). Run from the
 // pgqueries directory by go generate, after sqlc:
 //
-//	go generate ./pgqueries
+//	go generate ./internal/store/postgres/pgqueries
 package main
 
 import (
@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	queriesDir := flag.String("queries", "../queries", "the sqlc package the adapter presents (queries)")
+	queriesDir := flag.String("queries", "../../../../queries", "the sqlc package the adapter presents (queries)")
 	pgDir := flag.String("pg", ".", "the sqlc package the adapter calls (pgqueries), where adapter.go is written")
 	flag.Parse()
 	src, err := genadapter.Generate(*queriesDir, *pgDir)

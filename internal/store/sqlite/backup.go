@@ -1,4 +1,4 @@
-package payments
+package sqlite
 
 import (
 	"context"
@@ -10,33 +10,17 @@ import (
 )
 
 // Backup writes a consistent copy of the database to a new file at path, readable by its
-// owner only, while the service goes on serving.
+// owner only, while the store goes on serving.
 //
 // The copy is SQLite's VACUUM INTO, run on a connection of its own: it reads one
 // snapshot of the database (every write committed before Backup began is in it, none
 // that commits later is), so it neither waits for the group committer nor holds it up.
-// The copy is compacted, and synced to disk before Backup returns.
-//
-// Account numbers and platform secrets stay sealed in the copy, under the same data keys:
-// the copy opens only with them, so the key file (or the secret store holding the key)
-// must be backed up too, and kept apart from the copies.
-//
-// Returns CodeInvalid without a path and CodeConflict when a file already exists at path.
-// A PostgreSQL database is not the service's to back up: CodeInvalid, and no file made.
-func (s *Service) Backup(ctx context.Context, path string) (err error) {
-	if path == "" {
-		return Errorf(CodeInvalid, "no backup path")
-	}
-	st, ok := s.store.(*sqliteStore)
-	if !ok {
-		return Errorf(CodeInvalid, "backup: only a SQLite database is backed up by the service; back up PostgreSQL with its own tools")
-	}
+// The copy is compacted, and synced to disk before Backup returns. A file already at path
+// is refused (an error wrapping fs.ErrExist) and left as it was.
+func (st *Store) Backup(ctx context.Context, path string) (err error) {
 	// VACUUM INTO takes an empty file: creating it first makes the refusal of an existing
 	// file race-free and sets its mode, which SQLite would leave to the umask.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600) // #nosec G304 -- the caller names where its backup goes
-	if errors.Is(err, os.ErrExist) {
-		return Errorf(CodeConflict, "backup %s: the file exists; a backup never replaces a file", path)
-	}
 	if err != nil {
 		return fmt.Errorf("payments: backup: %w", err)
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // TestAdapterUpToDate fails when adapter.go is not what genadapter writes from the two
-// sqlc packages as they are: a query added or changed without go generate ./pgqueries.
+// sqlc packages as they are: a query added or changed without go generate ./internal/store/postgres/pgqueries.
 func TestAdapterUpToDate(t *testing.T) {
-	want, err := genadapter.Generate("../queries", ".")
+	want, err := genadapter.Generate("../../../../queries", ".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,6 +20,6 @@ func TestAdapterUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("pgqueries/%s is stale: run go generate ./pgqueries", genadapter.Output)
+		t.Fatalf("pgqueries/%s is stale: run go generate ./internal/store/postgres/pgqueries", genadapter.Output)
 	}
 }

@@ -1,4 +1,4 @@
-package payments
+package sqlite
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/platform-payments/payments/queries"
+	"github.com/platform-payments/payments/internal/store"
 )
 
 // Group commit: every write operation goes to one committer goroutine, which runs the
@@ -18,17 +18,13 @@ import (
 // An operation that fails rolls back to its savepoint alone; a failed commit fails every
 // operation of the batch.
 
-// maxBatch bounds the operations of one transaction, so that no caller waits behind an
-// unbounded queue: about 10 ms of work on the machines we run on.
-const maxBatch = 128
-
-// errClosed answers a write that arrives when the store is closing or closed.
-var errClosed = errors.New("payments: the store is closed")
+// The operations of one transaction are bounded by store.MaxBatch, so that no caller
+// waits behind an unbounded queue: about 10 ms of work on the machines we run on.
 
 // writeOp is one write operation waiting for its batch.
 type writeOp struct {
 	ctx  context.Context
-	fn   func(ctx context.Context, q queries.Querier) error
+	fn   func(ctx context.Context, q store.Querier) error
 	done chan opResult // buffered: the committer never waits for the caller
 }
 
@@ -59,8 +55,8 @@ type committer struct {
 	committedOps atomic.Int64
 	beforeCommit atomic.Pointer[func(ctx context.Context, tx *sql.Tx) error]
 	// batches counts committed transactions by size, in the buckets of
-	// CommitBatchBounds (stats.go): 1, 2, 3-4, 5-8, … 65-128 operations.
-	batches [8]atomic.Int64
+	// store.CommitBatchBounds: 1, 2, 3-4, 5-8, … 65-128 operations.
+	batches [store.BatchBuckets]atomic.Int64
 }
 
 func newCommitter() committer {
@@ -94,28 +90,28 @@ func (c *committer) closeStatements() error {
 }
 
 // startCommitter starts the committer goroutine; Close stops it.
-func (st *sqliteStore) startCommitter() {
+func (st *Store) startCommitter() {
 	st.commit.stopped = make(chan struct{})
 	go st.commitLoop()
 }
 
-// stopCommitter makes new writes fail with errClosed, lets the batch in progress finish
+// stopCommitter makes new writes fail with store.ErrClosed, lets the batch in progress finish
 // and waits for the committer to return.
-func (st *sqliteStore) stopCommitter() {
+func (st *Store) stopCommitter() {
 	st.commit.closeOnce.Do(func() { close(st.commit.closing) })
 	if st.commit.stopped != nil {
 		<-st.commit.stopped
 	}
 }
 
-// write runs fn as one write operation: in its batch's transaction, inside a savepoint of
+// Write runs fn as one write operation: in its batch's transaction, inside a savepoint of
 // its own, so that its change is kept (fn returned nil) or undone (fn returned an error or
 // panicked) as a whole. write returns once the batch is committed, so nil means the change
 // is on disk. fn runs with a context carrying ctx's values but not its cancellation: a
 // caller that gives up while its operation runs must not interrupt the statements of the
 // batch's other operations. A ctx done before the operation's turn drops the operation
 // (write returns ctx.Err()). fn must not call write.
-func (st *sqliteStore) write(ctx context.Context, fn func(ctx context.Context, q queries.Querier) error) error {
+func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
 	op := &writeOp{ctx: ctx, fn: fn, done: make(chan opResult, 1)}
 	st.commit.waiting.Add(1)
 	select {
@@ -126,7 +122,7 @@ func (st *sqliteStore) write(ctx context.Context, fn func(ctx context.Context, q
 		return ctx.Err()
 	case <-st.commit.closing:
 		st.commit.waiting.Add(-1)
-		return errClosed
+		return store.ErrClosed
 	}
 	// Taken: the committer answers every operation it takes, once its batch is over.
 	r := <-op.done
@@ -137,13 +133,13 @@ func (st *sqliteStore) write(ctx context.Context, fn func(ctx context.Context, q
 }
 
 // commitLoop takes the first operation waiting and every other one waiting at that moment
-// (up to maxBatch), runs them as one batch, and starts again. The fsync of one batch is
+// (up to store.MaxBatch), runs them as one batch, and starts again. The fsync of one batch is
 // the time in which the next one gathers.
-func (st *sqliteStore) commitLoop() {
+func (st *Store) commitLoop() {
 	defer close(st.commit.stopped)
-	batch := make([]*writeOp, 0, maxBatch)
+	batch := make([]*writeOp, 0, store.MaxBatch)
 	for {
-		select { // closing wins over operations still waiting: they get errClosed
+		select { // closing wins over operations still waiting: they get store.ErrClosed
 		case <-st.commit.closing:
 			return
 		default:
@@ -155,7 +151,7 @@ func (st *sqliteStore) commitLoop() {
 			return
 		}
 	gather:
-		for len(batch) < maxBatch {
+		for len(batch) < store.MaxBatch {
 			select {
 			case op := <-st.commit.ops:
 				batch = append(batch, op)
@@ -169,7 +165,7 @@ func (st *sqliteStore) commitLoop() {
 }
 
 // runBatch runs the operations of batch in one transaction and answers each.
-func (st *sqliteStore) runBatch(batch []*writeOp) {
+func (st *Store) runBatch(batch []*writeOp) {
 	results := make([]opResult, len(batch))
 	defer func() {
 		for i, op := range batch {
@@ -187,7 +183,7 @@ func (st *sqliteStore) runBatch(batch []*writeOp) {
 		return
 	}
 	defer tx.Rollback() // after a COMMIT, a no-op
-	q := st.writeQ.WithTx(tx)
+	q := querier{st.writeQ.WithTx(tx)}
 	applied := make([]bool, len(batch))
 	// An operation alone in its batch needs no savepoint: the transaction is its own, and
 	// is rolled back whole when it fails.
@@ -229,7 +225,7 @@ func (st *sqliteStore) runBatch(batch []*writeOp) {
 	}
 	st.commit.commits.Add(1)
 	st.commit.committedOps.Add(int64(n))
-	st.commit.batches[batchBucket(n)].Add(1)
+	st.commit.batches[store.BatchBucket(n)].Add(1)
 }
 
 // failBatch gives err to every operation that had succeeded in a batch that is not
@@ -246,7 +242,7 @@ func failBatch(results []opResult, applied []bool, next int, err error) {
 // runOp runs one operation inside a savepoint of tx (or, alone in its batch, in tx
 // itself). The result is the operation's own; txErr reports that the savepoint itself
 // failed, so the whole transaction is suspect.
-func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q queries.Querier, op *writeOp, savepoint bool) (r opResult, txErr error) {
+func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q store.Querier, op *writeOp, savepoint bool) (r opResult, txErr error) {
 	if savepoint {
 		if _, err := tx.StmtContext(ctx, c.savepoint).ExecContext(ctx); err != nil {
 			return opResult{}, err
@@ -270,4 +266,18 @@ func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q queries.Querier, op
 	}
 	_, err := tx.StmtContext(ctx, c.release).ExecContext(ctx)
 	return r, err
+}
+
+// WritesWaiting is the number of write operations waiting to be taken into a batch: for
+// tests that must know a write is queued.
+func (st *Store) WritesWaiting() int64 { return st.commit.waiting.Load() }
+
+// BeforeCommit makes hook run in the transaction of each batch just before its COMMIT
+// (nil: no hook); an error from it fails the batch as a failed COMMIT would. For tests.
+func (st *Store) BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error) {
+	if hook == nil {
+		st.commit.beforeCommit.Store(nil)
+		return
+	}
+	st.commit.beforeCommit.Store(&hook)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
-	"github.com/platform-payments/payments/pgqueries"
+	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -58,7 +58,7 @@ func openSchema(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migration, err := os.ReadFile("../pgmigrations/0001_init.sql")
+	migration, err := os.ReadFile("../migrations/0001_init.sql")
 	if err != nil {
 		t.Fatal(err)
 	}

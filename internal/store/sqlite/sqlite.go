@@ -1,4 +1,7 @@
-package payments
+// Package sqlite is the SQLite engine of the payments store, the embedded default: one
+// file, a writer pool of one connection that the group committer (committer.go) owns,
+// beside a pool of query-only readers.
+package sqlite
 
 import (
 	"context"
@@ -14,14 +17,29 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
 
-// The SQLite engine, the embedded default: one file, a writer pool of one connection that
-// the group committer (committer.go) owns, beside a pool of query-only readers.
+// Engine opens SQLite files.
+type Engine struct{}
 
-// sqliteStore is a store on one SQLite file.
-type sqliteStore struct {
+// Accepts reports whether dsn is a file path rather than the URL of a database server.
+func (Engine) Accepts(dsn string) bool { return dsn != "" && !strings.Contains(dsn, "://") }
+
+// Open opens the SQLite file at path (see Open).
+func (Engine) Open(ctx context.Context, path string, cfg store.Config) (store.Store, error) {
+	return Open(ctx, path, cfg)
+}
+
+// Redact returns path as it is: a path holds no secret.
+func (Engine) Redact(path string) string { return path }
+
+// DefaultKeyFile is the file's path with ".key" appended.
+func (Engine) DefaultKeyFile(path string) string { return path + ".key" }
+
+// Store is a store on one SQLite file.
+type Store struct {
 	// writer is capped at one connection with immediate transactions, so writers queue
 	// in the pool instead of failing with SQLITE_BUSY; reader is a query-only pool.
 	writer *sql.DB
@@ -34,69 +52,77 @@ type sqliteStore struct {
 	commit committer
 }
 
+var _ store.Store = (*Store)(nil)
+
+// querier is SQLite's statements as a store.Querier: writes run one at a time, so there
+// is no row to lock.
+type querier struct{ *queries.Queries }
+
+func (querier) LockUser(context.Context, string) error { return nil }
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// openSQLite opens the SQLite file at path as the service's store: migrated, its data
-// keys set up, its statements prepared, its committer started and the payee rules loaded
-// the first time.
-func (s *Service) openSQLite(ctx context.Context, path string, opts Options) error {
-	st := &sqliteStore{commit: newCommitter()}
-	s.store = st // from here on, Close closes what is open
-	var err error
+// Open opens the SQLite file at path, creating it if needed: migrated (with cfg's Setup
+// and Steps in the migration's transaction), its statements prepared and its committer
+// started.
+func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err error) {
+	st := &Store{commit: newCommitter()}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.Close())
+		}
+	}()
 	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
 	// save each page's old content there, which on disk was a write system call for every
 	// page an operation touched first.
 	if st.writer, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=temp_store(MEMORY)&_txlock=immediate")); err != nil {
-		return fmt.Errorf("payments: open %s: %w", path, err)
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	st.writer.SetMaxOpenConns(1)
 	st.writer.SetMaxIdleConns(1)
 	st.writer.SetConnMaxLifetime(0)
 	st.writer.SetConnMaxIdleTime(0)
 	if err := st.writer.PingContext(ctx); err != nil {
-		return fmt.Errorf("payments: open %s: %w", path, err)
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
-	sealed, err := s.migrate(ctx, st.writer, path, opts)
-	var ke keyError
-	switch {
-	case errors.As(err, &ke):
-		return fmt.Errorf("payments: open %s: %w", path, ke.error)
-	case err != nil:
-		return fmt.Errorf("payments: migrate %s: %w", path, err)
+	sealed, err := migrate(ctx, st.writer, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("payments: migrate %s: %w", path, err)
 	}
 	if sealed {
-		// The values just sealed were plain in the write-ahead log's older frames: fold the
-		// log into the database and truncate it. (secure_delete has zeroed what the
-		// sealing replaced.) Another process reading at this moment keeps the log from
-		// being truncated; it is folded in and cleared at the latest when the last
+		// The values a step just sealed were plain in the write-ahead log's older frames:
+		// fold the log into the database and truncate it. (secure_delete has zeroed what
+		// the sealing replaced.) Another process reading at this moment keeps the log
+		// from being truncated; it is folded in and cleared at the latest when the last
 		// connection to the database closes.
 		if _, err := st.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-			return fmt.Errorf("payments: checkpoint %s: %w", path, err)
+			return nil, fmt.Errorf("payments: checkpoint %s: %w", path, err)
 		}
 	}
-	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
 	if st.reader, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=query_only(1)")); err != nil {
-		return fmt.Errorf("payments: open %s: %w", path, err)
+		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	// Enough readers to keep every core busy; more would only queue inside SQLite.
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	st.reader.SetMaxOpenConns(readers)
 	st.reader.SetMaxIdleConns(readers)
 	if st.writeQ, err = queries.Prepare(ctx, st.writer); err != nil {
-		return fmt.Errorf("payments: prepare: %w", err)
+		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
 	if st.readQ, err = queries.Prepare(ctx, st.reader); err != nil {
-		return fmt.Errorf("payments: prepare: %w", err)
+		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
 	if err := st.commit.prepare(ctx, st.writer); err != nil {
-		return fmt.Errorf("payments: prepare: %w", err)
+		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
 	st.startCommitter()
-	if err := s.loadDefaultRules(ctx); err != nil {
-		return fmt.Errorf("payments: load payee rules: %w", err)
+	if cfg.Opened != nil {
+		if err := cfg.Opened(ctx, st); err != nil {
+			return nil, err
+		}
 	}
-	return nil
+	return st, nil
 }
 
 // sqliteDSN builds the modernc.org/sqlite DSN: pragmas are applied by the driver on every
@@ -109,9 +135,10 @@ func sqliteDSN(path, extra string) string {
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
 }
 
-// close stops the committer (writes already taken into a batch finish and are answered;
-// those still waiting, and any later ones, fail) and closes the pools. Safe to call again.
-func (st *sqliteStore) close() error {
+// Close stops the committer (writes already taken into a batch finish and are answered;
+// those still waiting, and any later ones, fail with store.ErrClosed) and closes the
+// pools. Safe to call again.
+func (st *Store) Close() error {
 	st.stopCommitter()
 	errs := []error{st.commit.closeStatements()}
 	for _, q := range []*queries.Queries{st.readQ, st.writeQ} {
@@ -127,18 +154,18 @@ func (st *sqliteStore) close() error {
 	return errors.Join(errs...)
 }
 
-// reads is the reader pool's prepared statements, outside any transaction: a lone
+// Reads is the reader pool's prepared statements, outside any transaction: a lone
 // statement is its own snapshot in SQLite.
-func (st *sqliteStore) reads() queries.Querier { return st.readQ }
+func (st *Store) Reads() store.Querier { return querier{st.readQ} }
 
-// read runs fn in one read transaction on the reader pool: one snapshot.
-func (st *sqliteStore) read(ctx context.Context, fn func(q queries.Querier) error) error {
+// Read runs fn in one read transaction on the reader pool: one snapshot.
+func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error {
 	tx, err := st.reader.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := fn(st.readQ.WithTx(tx)); err != nil {
+	if err := fn(querier{st.readQ.WithTx(tx)}); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -147,19 +174,19 @@ func (st *sqliteStore) read(ctx context.Context, fn func(q queries.Querier) erro
 	return nil
 }
 
-// ping runs a trivial query on the reader pool.
-func (st *sqliteStore) ping(ctx context.Context) error {
+// Ping runs a trivial query on the reader pool.
+func (st *Store) Ping(ctx context.Context) error {
 	var one int
 	return st.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-// stats reports both pools and the committer's batches.
-func (st *sqliteStore) stats() Stats {
-	out := Stats{
+// Stats reports both pools and the committer's batches.
+func (st *Store) Stats() store.Stats {
+	out := store.Stats{
 		Pools:         map[string]sql.DBStats{"reader": st.reader.Stats(), "writer": st.writer.Stats()},
 		Commits:       st.commit.commits.Load(),
 		CommittedOps:  st.commit.committedOps.Load(),
-		CommitBatches: make([]int64, len(CommitBatchBounds)),
+		CommitBatches: make([]int64, store.BatchBuckets),
 	}
 	for i := range out.CommitBatches {
 		out.CommitBatches[i] = st.commit.batches[i].Load()
@@ -167,9 +194,17 @@ func (st *sqliteStore) stats() Stats {
 	return out
 }
 
-// uniqueViolation reports whether err is SQLite refusing a duplicate key, and the
-// constraint: SQLite names it by its columns, "table.column, table.column".
-func (st *sqliteStore) uniqueViolation(err error) (constraint string, ok bool) {
+// conflicts names the unique keys a client may duplicate, as SQLite names them: by their
+// columns.
+var conflicts = map[string]store.Conflict{
+	"users.platform_id, users.email_key":                                                      store.UserEmail,
+	"bank_accounts.user_id, bank_accounts.routing_number, bank_accounts.account_number_index": store.BankAccount,
+	"idempotency_keys.scope, idempotency_keys.key":                                            store.IdempotencyKey,
+}
+
+// Conflict reports whether err is SQLite refusing a duplicate key, and which: SQLite
+// names the constraint by its columns, "table.column, table.column".
+func (st *Store) Conflict(err error) (store.Conflict, bool) {
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return "", false
@@ -179,22 +214,19 @@ func (st *sqliteStore) uniqueViolation(err error) (constraint string, ok bool) {
 		msg := se.Error() // "... UNIQUE constraint failed: t.a, t.b (2067)"
 		columns := msg[strings.LastIndex(msg, "constraint failed: ")+len("constraint failed: "):]
 		columns, _, _ = strings.Cut(columns, " (")
-		return columns, true
+		if c, ok := conflicts[columns]; ok {
+			return c, true
+		}
+		return store.Duplicate, true
 	}
 	return "", false
 }
 
-// migrationSteps are the Go parts of migrations, run in the migration's transaction right
-// after its SQL, by the migration's file name without its number (which may change when
-// branches merge). Each may use the keyring: set up before it runs.
-var migrationSteps = map[string]func(s *Service, ctx context.Context, q queries.Querier) error{
-	"sealed_values.sql": (*Service).sealPlainValues,
-}
-
 // migrate applies, in one transaction, the embedded migrations newer than the database's
-// user_version (and their Go steps), then sets up the data keys (setUpKeys) in that same
-// transaction. It reports whether a step sealed values that were stored plain.
-func (s *Service) migrate(ctx context.Context, writer *sql.DB, path string, opts Options) (sealed bool, err error) {
+// user_version and their Go steps (cfg.Steps), and runs cfg.Setup in that same
+// transaction. It reports whether a step ran on a database that was not new, and so may
+// have rewritten values its older pages still hold.
+func migrate(ctx context.Context, writer *sql.DB, cfg store.Config) (stepped bool, err error) {
 	names, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
 		return false, err
@@ -205,7 +237,15 @@ func (s *Service) migrate(ctx context.Context, writer *sql.DB, path string, opts
 		return false, err
 	}
 	defer tx.Rollback()
-	q := queries.New(tx)
+	q := querier{queries.New(tx)}
+	setUp := false
+	setup := func() error {
+		if setUp || cfg.Setup == nil {
+			return nil
+		}
+		setUp = true
+		return cfg.Setup(ctx, q)
+	}
 	var version int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
 		return false, err
@@ -228,27 +268,23 @@ func (s *Service) migrate(ctx context.Context, writer *sql.DB, path string, opts
 		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 			return false, fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		if step := migrationSteps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
-			if s.keys == nil {
-				if err := s.setUpKeys(ctx, q, path, opts); err != nil {
-					return false, err
-				}
+		if step := cfg.Steps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
+			if err := setup(); err != nil {
+				return false, err
 			}
-			if err := step(s, ctx, q); err != nil {
+			if err := step(ctx, q); err != nil {
 				return false, fmt.Errorf("%s: %w", f.Name(), err)
 			}
-			sealed = version > 0 // a new database had nothing to seal
+			stepped = version > 0 // a new database had nothing to rewrite
 		}
 	}
-	if s.keys == nil {
-		if err := s.setUpKeys(ctx, q, path, opts); err != nil {
-			return false, err
-		}
+	if err := setup(); err != nil {
+		return false, err
 	}
 	if version < len(names) {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(names))); err != nil {
 			return false, err
 		}
 	}
-	return sealed, tx.Commit()
+	return stepped, tx.Commit()
 }

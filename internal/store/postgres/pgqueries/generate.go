@@ -2,4 +2,4 @@ package pgqueries
 
 // sqlc writes the rest of this package from pgqueries/*.sql and pgmigrations/ (the second
 // block of sqlc.yaml); adapter.go is derived from what it wrote.
-//go:generate go run ../internal/genadapter/cmd/genadapter
+//go:generate go run ../../../genadapter/cmd/genadapter

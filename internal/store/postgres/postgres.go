@@ -1,0 +1,373 @@
+// Package postgres is the PostgreSQL engine of the payments store, for many instances of
+// the service on one database: every write operation is a transaction of its own (READ
+// COMMITTED), retried when the database aborts it to resolve a deadlock or a
+// serialization failure; reads that must agree are one REPEATABLE READ transaction. What
+// makes concurrent instances correct is in the SQL (pgqueries): the platform's user count
+// raised by an UPDATE that locks its row, the user's row locked before its default
+// account changes (LockUser), unique constraints named so that a duplicate maps to its
+// conflict.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"path"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
+)
+
+// Store is a store on a PostgreSQL database (in the schema the DSN's search_path names).
+type Store struct {
+	db *sql.DB
+	// pq is the pool's prepared statements, readQ the same behind store.Querier.
+	pq    *pgqueries.Queries
+	readQ pgqueries.Adapter
+	// commits counts the write transactions committed: each one operation's.
+	commits atomic.Int64
+	// txs counts the transactions under way (write, read), which close waits for before
+	// it closes the prepared statements they use: database/sql re-prepares a closed
+	// statement in a transaction, and its Commit can then hang. mu guards closed.
+	txs    sync.WaitGroup
+	mu     sync.RWMutex
+	closed bool
+}
+
+// enter registers a transaction about to begin, to be ended with st.txs.Done; false once
+// the store is closing.
+func (st *Store) enter() bool {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if st.closed {
+		return false
+	}
+	st.txs.Add(1)
+	return true
+}
+
+var _ store.Store = (*Store)(nil)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Engine opens PostgreSQL databases.
+type Engine struct{}
+
+// Accepts reports whether dsn is a PostgreSQL URL (see Accepts).
+func (Engine) Accepts(dsn string) bool { return Accepts(dsn) }
+
+// Open opens the PostgreSQL database dsn names (see Open).
+func (Engine) Open(ctx context.Context, dsn string, cfg store.Config) (store.Store, error) {
+	return Open(ctx, dsn, cfg)
+}
+
+// Redact returns dsn without its password (see Redact).
+func (Engine) Redact(dsn string) string { return Redact(dsn) }
+
+// DefaultKeyFile is "postgres-NAME.key" in the working directory, NAME the database's,
+// so that the instances started in one directory share it.
+func (Engine) DefaultKeyFile(dsn string) string { return KeyFile(dsn) }
+
+// Accepts reports whether dsn names a PostgreSQL database: a postgres:// or
+// postgresql:// URL.
+func Accepts(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// DefaultMaxConns is the most connections a store opens when its Config leaves MaxConns
+// zero: four per core, at least eight.
+func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
+
+// Attempts of a write the database aborted to resolve a conflict, and the pause before
+// the first retry (doubled each time, with jitter).
+const (
+	pgWriteAttempts = 8
+	pgRetryPause    = 2 * time.Millisecond
+)
+
+// Open opens the PostgreSQL database dsn names. The migrations (with cfg's Setup and
+// Steps in their transaction) run holding an advisory lock of the schema, so that
+// instances starting together do them once.
+func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
+	}
+	st := &Store{db: db}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.Close())
+		}
+	}()
+	conns := cfg.MaxConns
+	if conns <= 0 {
+		conns = DefaultMaxConns()
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+
+	// One connection holds the set-up lock; it is released (and the connection returned)
+	// when the set-up is over, or when the connection closes.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
+	}
+	defer conn.Close()
+	if err := lockSetup(ctx, conn); err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
+	}
+	defer unlockSetup(context.WithoutCancel(ctx), conn)
+	if err := migrate(ctx, conn, cfg); err != nil {
+		return nil, fmt.Errorf("payments: migrate %s: %w", Redact(dsn), err)
+	}
+	if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
+		return nil, fmt.Errorf("payments: prepare: %w", err)
+	}
+	st.readQ = pgqueries.NewAdapter(st.pq)
+	if cfg.Opened != nil {
+		if err := cfg.Opened(ctx, st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// The set-up lock: an advisory lock of the schema, held while a store migrates the
+// database and runs Config.Opened.
+const (
+	setupLockSQL   = "SELECT pg_advisory_lock(hashtext(current_schema() || '.payments setup'))"
+	setupUnlockSQL = "SELECT pg_advisory_unlock(hashtext(current_schema() || '.payments setup'))"
+)
+
+func lockSetup(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, setupLockSQL)
+	return err
+}
+
+func unlockSetup(ctx context.Context, conn *sql.Conn) {
+	conn.ExecContext(ctx, setupUnlockSQL) // #nosec G104 -- closing the connection releases it too
+}
+
+// migrate applies, in one transaction, the embedded migrations newer than the schema's
+// version and their Go steps, then runs cfg.Setup in that same transaction.
+func migrate(ctx context.Context, conn *sql.Conn, cfg store.Config) error {
+	names, err := migrationFiles.ReadDir("migrations")
+	if err != nil {
+		return err
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	q := pgqueries.NewAdapter(pgqueries.New(tx))
+	setUp := false
+	setup := func() error {
+		if setUp || cfg.Setup == nil {
+			return nil
+		}
+		setUp = true
+		return cfg.Setup(ctx, q)
+	}
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)"); err != nil {
+		return err
+	}
+	var version int
+	switch err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&version); {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (0)"); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if version > len(names) {
+		return fmt.Errorf("database schema version %d is newer than this program (%d)", version, len(names))
+	}
+	for i, f := range names[version:] {
+		prefix := fmt.Sprintf("%04d_", version+i+1)
+		if !strings.HasPrefix(f.Name(), prefix) {
+			return fmt.Errorf("migration %s is out of sequence (want number %s)", f.Name(), prefix[:4])
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + f.Name())
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		if step := cfg.Steps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
+			if err := setup(); err != nil {
+				return err
+			}
+			if err := step(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", f.Name(), err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE schema_version SET version = $1", len(names)); err != nil {
+		return err
+	}
+	if err := setup(); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Redact returns dsn as messages and logs may show it: without its password.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "the PostgreSQL database"
+	}
+	return u.Redacted()
+}
+
+// KeyFile is the default data key file of the database dsn names: "postgres-NAME.key",
+// NAME the database's.
+func KeyFile(dsn string) string {
+	name := "payments"
+	if u, err := url.Parse(dsn); err == nil && strings.Trim(u.Path, "/") != "" {
+		name = path.Base(u.Path)
+	}
+	return "postgres-" + name + ".key"
+}
+
+// Close lets the transactions under way end, then closes the prepared statements and the
+// pool; later operations fail. Safe to call again.
+func (st *Store) Close() error {
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	st.txs.Wait()
+	var errs []error
+	if st.pq != nil {
+		errs = append(errs, st.pq.Close()) // closing twice is a no-op
+	}
+	return errors.Join(append(errs, st.db.Close())...)
+}
+
+// Write runs fn in a transaction of its own, committed before write returns, and runs it
+// again (in a new transaction) when the database aborted it to break a deadlock or a
+// serialization failure. A ctx done before the transaction begins drops the operation.
+func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !st.enter() {
+		return store.ErrClosed
+	}
+	defer st.txs.Done()
+	// Begun, the operation is not the caller's to interrupt (as in the SQLite engine).
+	ctx = context.WithoutCancel(ctx)
+	pause := pgRetryPause
+	for attempt := 1; ; attempt++ {
+		err := st.tryWrite(ctx, fn)
+		if attempt == pgWriteAttempts || !retryable(err) {
+			return err
+		}
+		time.Sleep(pause/2 + rand.N(pause)) // #nosec G404 -- jitter, not a secret
+		pause *= 2
+	}
+}
+
+func (st *Store) tryWrite(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer tx.Rollback() // after a COMMIT, a no-op; on a panic, undoes the operation
+	if err := fn(ctx, pgqueries.NewAdapter(st.pq.WithTx(tx))); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	st.commits.Add(1)
+	return nil
+}
+
+// retryable reports whether err is PostgreSQL aborting a transaction that would succeed
+// when run again: a serialization failure or a deadlock.
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// Read runs fn in one read-only REPEATABLE READ transaction: one snapshot.
+func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error {
+	if !st.enter() {
+		return store.ErrClosed
+	}
+	defer st.txs.Done()
+	tx, err := st.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(pgqueries.NewAdapter(st.pq.WithTx(tx))); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	return nil
+}
+
+// Reads is the pool's prepared statements, each its own snapshot.
+func (st *Store) Reads() store.Querier { return st.readQ }
+
+// conflicts names the unique keys a client may duplicate, by the names migrations/ gives
+// their constraints.
+var conflicts = map[string]store.Conflict{
+	"users_platform_email_key":             store.UserEmail,
+	"bank_accounts_user_routing_index_key": store.BankAccount,
+	"idempotency_keys_scope_key_key":       store.IdempotencyKey,
+}
+
+// Conflict reports whether err is a unique_violation, and which.
+func (st *Store) Conflict(err error) (store.Conflict, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return "", false
+	}
+	if c, ok := conflicts[pe.ConstraintName]; ok {
+		return c, true
+	}
+	return store.Duplicate, true
+}
+
+// Backup is not this engine's: PostgreSQL is backed up with its own tools (pg_dump,
+// base backups). It touches nothing.
+func (st *Store) Backup(context.Context, string) error { return store.ErrUnsupported }
+
+// Ping runs a trivial query on the pool.
+func (st *Store) Ping(ctx context.Context) error {
+	var one int
+	return st.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Stats reports the pool, and the commits: each write is a transaction of its own, a
+// batch of one.
+func (st *Store) Stats() store.Stats {
+	n := st.commits.Load()
+	batches := make([]int64, store.BatchBuckets)
+	batches[0] = n
+	return store.Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}, Commits: n, CommittedOps: n, CommitBatches: batches}
+}

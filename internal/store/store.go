@@ -1,0 +1,158 @@
+// Package store is the contract between the payments service and a database engine. The
+// service talks to the engine through Store and to its statements through Querier (the
+// sqlc queries of package queries, which every engine generates in the same shape, plus
+// LockUser); each engine, a package under internal/store, keeps its driver, pools,
+// transactions, retries and errors to itself and reports what the service must act on as
+// typed values (Conflict, ErrClosed). The suite in storetest checks that an engine keeps
+// the contract.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math/bits"
+
+	"github.com/platform-payments/payments/queries"
+)
+
+// Querier is the statements of one write or read: the generated queries, and the row
+// locks an engine whose writes run side by side needs.
+type Querier interface {
+	queries.Querier
+	// LockUser holds the user's row until the write ends, so that two writes changing the
+	// user's default account run one after the other. An engine whose writes never run
+	// side by side (SQLite) does nothing.
+	LockUser(ctx context.Context, userID string) error
+}
+
+// Store is an open database.
+type Store interface {
+	// Write runs fn as one durable, atomic write operation: its change is kept whole (fn
+	// returned nil) or undone whole (fn returned an error or panicked, and the panic goes
+	// on in the caller), and is durable when Write returns nil. fn runs with a context
+	// carrying ctx's values but not its cancellation: once begun, a write is not its
+	// caller's to interrupt; a ctx done before it begins drops it (Write returns
+	// ctx.Err()). fn may run more than once (an engine runs again a transaction the
+	// database aborted to resolve a deadlock or a serialization failure), so it sets
+	// what it captures rather than adding to it. fn must not call Write. After Close,
+	// Write returns ErrClosed.
+	Write(ctx context.Context, fn func(ctx context.Context, q Querier) error) error
+	// Read runs fn in one read-only transaction: one snapshot.
+	Read(ctx context.Context, fn func(q Querier) error) error
+	// Reads returns statements that run outside any transaction, each on its own
+	// snapshot of the latest committed state.
+	Reads() Querier
+	// Conflict reports whether err is the database refusing a duplicate key, and what
+	// was duplicated.
+	Conflict(err error) (Conflict, bool)
+	// Ping runs a trivial query.
+	Ping(ctx context.Context) error
+	// Stats reports the engine's pools and commits.
+	Stats() Stats
+	// Backup writes a consistent copy of the database to a new file at path while the
+	// store goes on serving. An engine that leaves backups to the database's own tools
+	// returns ErrUnsupported, having touched nothing; a file already at path is an error
+	// that wraps fs.ErrExist, and is left as it was.
+	Backup(ctx context.Context, path string) error
+	// Close waits for the writes under way and closes the connections; later writes
+	// fail with ErrClosed. It may be called again.
+	Close() error
+}
+
+// Conflict is what a write was refused as a duplicate of: the engine names it, whatever
+// its database calls the constraint.
+type Conflict string
+
+// Conflicts.
+const (
+	// UserEmail: the platform has a user with this email (its folded form).
+	UserEmail Conflict = "user email"
+	// BankAccount: the user has this account (routing number and account number) linked.
+	BankAccount Conflict = "bank account"
+	// IdempotencyKey: an outcome is stored under this scope and key.
+	IdempotencyKey Conflict = "idempotency key"
+	// Duplicate: any other unique key.
+	Duplicate Conflict = "duplicate"
+)
+
+// Errors of every engine.
+var (
+	// ErrClosed answers a write that arrives when the store is closing or closed.
+	ErrClosed = errors.New("payments: the store is closed")
+	// ErrUnsupported: the engine does not do this (Backup on PostgreSQL).
+	ErrUnsupported = errors.New("not supported by this database engine")
+)
+
+// Config is what Open needs beside the DSN: the pool size, and the service's parts of
+// opening a database, which every engine runs in the transaction that migrates it, so
+// that processes opening one new database at once agree on what they make.
+type Config struct {
+	// MaxConns is the most connections a pooled engine (PostgreSQL) opens; zero, its
+	// default. SQLite sizes its own pools.
+	MaxConns int
+	// Setup runs once in the migration transaction: before the first of Steps that
+	// runs, or after the last migration when none does. The service sets up its data
+	// keys here.
+	Setup func(ctx context.Context, q Querier) error
+	// Steps are the Go parts of migrations, by the migration's file name without its
+	// number ("sealed_values.sql"), run in the migration's transaction right after its
+	// SQL.
+	Steps map[string]func(ctx context.Context, q Querier) error
+	// Opened runs once the store is open, before Open returns: on an engine that many
+	// processes share (PostgreSQL), still under the lock its migrations take, so that
+	// processes opening one new database at once run it one after the other. The
+	// service loads the shipped payee rules into a database that has none here. When it
+	// fails, Open closes the store and fails.
+	Opened func(ctx context.Context, st Store) error
+}
+
+// Engine opens the databases of one kind.
+type Engine interface {
+	// Accepts reports whether dsn names a database of this engine.
+	Accepts(dsn string) bool
+	// Open opens (creating and migrating if needed) the database dsn names.
+	Open(ctx context.Context, dsn string, cfg Config) (Store, error)
+	// Redact returns dsn as messages and logs may show it: without a password.
+	Redact(dsn string) string
+	// DefaultKeyFile is the data key file of the database dsn names when the service is
+	// given none.
+	DefaultKeyFile(dsn string) string
+}
+
+// Stats is what a store has done and holds, for metrics: nothing in it names a platform,
+// a user or any stored value.
+type Stats struct {
+	// Pools are the connection pools' statistics by name: "reader" and "writer" on
+	// SQLite, "postgres" on PostgreSQL.
+	Pools map[string]sql.DBStats
+	// Commits is the number of write transactions committed (on SQLite, by the group
+	// commit; on PostgreSQL each carries one operation), and CommittedOps the write
+	// operations they carried (the sum of their batch sizes).
+	Commits, CommittedOps int64
+	// CommitBatches counts committed transactions by their number of operations:
+	// CommitBatches[i] those with at most CommitBatchBounds()[i] and more than the bound
+	// before (not cumulative).
+	CommitBatches []int64
+}
+
+// MaxBatch bounds the write operations of one transaction of a group-committing engine,
+// so that no caller waits behind an unbounded queue.
+const MaxBatch = 128
+
+// BatchBuckets is the number of batch-size buckets: 1, 2, 3-4, … up to MaxBatch.
+const BatchBuckets = 8
+
+// CommitBatchBounds returns the upper bounds of the batch-size buckets of Stats: 1, 2,
+// 4, … up to MaxBatch. Each call returns a new slice.
+func CommitBatchBounds() []int {
+	b := make([]int, 0, BatchBuckets)
+	for n := 1; n <= MaxBatch; n *= 2 {
+		b = append(b, n)
+	}
+	return b
+}
+
+// BatchBucket returns the index in CommitBatchBounds of the bucket of a batch of n
+// operations (1 ≤ n ≤ MaxBatch).
+func BatchBucket(n int) int { return bits.Len(uint(n - 1)) }
