@@ -62,7 +62,8 @@ func (NewBankAccount) requestSchema() string { return "accounts_add" }
 // sealed, so the caller gives it in the clear (as added, or opened) and the API shows its
 // last four digits; the rest is the API's types (UUID, time, booleans) and leaves out
 // what it never shows (the addresses, the blind index).
-func bankAccountFromRow(r queries.BankAccount, number string) BankAccount {
+func bankAccountFromRow(r queries.BankAccount, number string) (BankAccount, error) {
+	created, err := parseTime(r.CreatedAt)
 	return BankAccount{
 		AccountID:          uuid.MustParse(r.ID),
 		BankNickName:       r.NickName,
@@ -76,8 +77,8 @@ func bankAccountFromRow(r queries.BankAccount, number string) BankAccount {
 		VerificationType:   r.VerificationType,
 		IsVerified:         r.IsVerified == 1,
 		IsDefault:          r.IsDefault == 1,
-		CreatedAt:          parseTime(r.CreatedAt),
-	}
+		CreatedAt:          created,
+	}, err
 }
 
 // AddBankAccount links a bank account to a user of the platform. The holder's name
@@ -119,8 +120,8 @@ func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in N
 			return s.storeError(err)
 		}
 		// The row holds the number sealed: the digits shown are those of the number given.
-		account = bankAccountFromRow(row, in.AccountNumber)
-		return nil
+		account, err = bankAccountFromRow(row, in.AccountNumber)
+		return err
 	})
 	if err != nil {
 		return BankAccount{}, err
@@ -213,5 +214,5 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 	if err != nil {
 		return BankAccount{}, fmt.Errorf("payments: number of bank account %s: %w", row.ID, err)
 	}
-	return bankAccountFromRow(row, string(number)), nil
+	return bankAccountFromRow(row, string(number))
 }

@@ -100,7 +100,10 @@ func TestUserCache(t *testing.T) {
 		var u User
 		err := other.query(ctx, func(q store.Querier) error {
 			r, err := other.platformUser(ctx, q, platform.PlatformID, id.String())
-			u = userFromRow(r)
+			if err != nil {
+				return err
+			}
+			u, err = userFromRow(r)
 			return err
 		})
 		return u, err

@@ -246,7 +246,12 @@ type NewPayeeAddress struct {
 
 // payeeAddressFromRow is the API's view of a stored address: ids and times as Go values,
 // and only the columns it shows.
-func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
+func payeeAddressFromRow(r queries.PayeeAddress) (PayeeAddress, error) {
+	created, err := parseTime(r.CreatedAt)
+	if err != nil {
+		return PayeeAddress{}, err
+	}
+	updated, err := parseNullTime(r.UpdatedAt)
 	return PayeeAddress{
 		ID:           uuid.MustParse(r.ID),
 		PayeeID:      uuid.MustParse(r.PayeeID),
@@ -257,9 +262,9 @@ func payeeAddressFromRow(r queries.PayeeAddress) PayeeAddress {
 		State:        r.State,
 		Zipcode:      r.Zipcode,
 		Country:      r.Country,
-		CreatedAt:    parseTime(r.CreatedAt),
-		UpdatedAt:    parseNullTime(r.UpdatedAt),
-	}
+		CreatedAt:    created,
+		UpdatedAt:    updated,
+	}, err
 }
 
 // AddPayeeAddress stores an address of one of a user's payees. It is an administrative
@@ -300,8 +305,8 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		if err != nil {
 			return err
 		}
-		a = payeeAddressFromRow(row)
-		return nil
+		a, err = payeeAddressFromRow(row)
+		return err
 	})
 	if err != nil {
 		return PayeeAddress{}, err
@@ -332,10 +337,17 @@ func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, 
 			filter = new(canonicalID(payeeID))
 		}
 		rows, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: user.ID, PayeeID: filter})
-		for _, r := range rows {
-			out = append(out, payeeAddressFromRow(r))
+		if err != nil {
+			return err
 		}
-		return err
+		for _, r := range rows {
+			a, err := payeeAddressFromRow(r)
+			if err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
 	})
 	return out, err
 }
@@ -358,8 +370,8 @@ func (s *Service) GetPayeeAddress(ctx context.Context, platformID uuid.UUID, use
 		if err != nil {
 			return notFound(err, "Payee address not found.")
 		}
-		a = payeeAddressFromRow(r)
-		return nil
+		a, err = payeeAddressFromRow(r)
+		return err
 	})
 	return a, err
 }

@@ -44,15 +44,16 @@ func (PayeeRename) requestSchema() string { return "payees_update" }
 
 // payeeFromRow is the API's view of a stored payee: the id and the time as Go values,
 // without its user and its update time, which the API does not show.
-func payeeFromRow(r queries.Payee) Payee {
+func payeeFromRow(r queries.Payee) (Payee, error) {
+	created, err := parseTime(r.CreatedAt)
 	return Payee{
 		PayeeID:          uuid.MustParse(r.ID),
 		Name:             r.Name,
 		Email:            r.Email,
 		PhoneCountryCode: r.PhoneCountryCode,
 		Phone:            r.Phone,
-		CreatedAt:        parseTime(r.CreatedAt),
-	}
+		CreatedAt:        created,
+	}, err
 }
 
 // CreatePayee creates a payee of the user whose API key made the call. A payee needs no
@@ -87,8 +88,8 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 		if err != nil {
 			return err
 		}
-		p = payeeFromRow(row)
-		return nil
+		p, err = payeeFromRow(row)
+		return err
 	})
 	if err != nil {
 		return Payee{}, err
@@ -127,8 +128,8 @@ func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID 
 		if err != nil {
 			return notFound(err, "Payee not found.") // or not the user's
 		}
-		p = payeeFromRow(row)
-		return nil
+		p, err = payeeFromRow(row)
+		return err
 	})
 	return p, err
 }

@@ -262,19 +262,23 @@ const timeLayout = "2006-01-02T15:04:05.000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
-// parseTime reads a timestamp written by formatTime.
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(timeLayout, s)
-	return t
+// parseTime reads a timestamp written by formatTime; one that does not parse is a
+// damaged row, an internal fault.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("payments: a stored time: %w", err)
+	}
+	return t, nil
 }
 
 // parseNullTime reads a timestamp of a column that may be NULL.
-func parseNullTime(s *string) *time.Time {
+func parseNullTime(s *string) (*time.Time, error) {
 	if s == nil {
-		return nil
+		return nil, nil
 	}
-	t := parseTime(*s)
-	return &t
+	t, err := parseTime(*s)
+	return &t, err
 }
 
 // notFound maps sql.ErrNoRows to a CodeNotFound error with msg; other errors pass through.

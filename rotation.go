@@ -171,10 +171,18 @@ func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 			values[c.KeyID] = c.N
 		}
 		for _, k := range known {
+			added, err := parseTime(k.AddedAt)
+			if err != nil {
+				return err
+			}
+			retired, err := parseNullTime(k.RetiredAt)
+			if err != nil {
+				return err
+			}
 			out = append(out, DataKeyInfo{
 				KeyID:      k.KeyID,
-				AddedAt:    parseTime(k.AddedAt),
-				RetiredAt:  parseNullTime(k.RetiredAt),
+				AddedAt:    added,
+				RetiredAt:  retired,
 				Values:     values[k.KeyID],
 				Configured: s.keys.byID(k.KeyID) != nil,
 				Sealing:    k.KeyID == s.keys.writeID(),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -164,8 +165,14 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 		for _, r := range rules {
 			if !added[r.CountryCode] {
 				added[r.CountryCode] = true
-				mandatory, _ := json.Marshal(r.MandatoryFields)
-				optional, _ := json.Marshal(r.OptionalFields)
+				mandatory, err := json.Marshal(r.MandatoryFields)
+				if err != nil {
+					return err
+				}
+				optional, err := json.Marshal(r.OptionalFields)
+				if err != nil {
+					return err
+				}
 				if err := q.AddRuleCountry(ctx, queries.AddRuleCountryParams{
 					SetID:              setID,
 					CountryCode:        r.CountryCode,
@@ -177,8 +184,14 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 					return err
 				}
 			}
-			account, _ := json.Marshal(r.Account)
-			documents, _ := json.Marshal(r.DocumentsAllowed)
+			account, err := json.Marshal(r.Account)
+			if err != nil {
+				return err
+			}
+			documents, err := json.Marshal(r.DocumentsAllowed)
+			if err != nil {
+				return err
+			}
 			if err := q.AddRuleCurrency(ctx, queries.AddRuleCurrencyParams{
 				SetID:            setID,
 				CountryCode:      r.CountryCode,
@@ -314,8 +327,11 @@ func checkRuleEntry(at string, r PayeeRules, limits map[string]int, required []s
 			return rulesFault("%s: %s must be a mandatory field.", at, field)
 		}
 	}
-	min, _ := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
-	max, _ := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
+	min, minOK := new(big.Rat).SetString(string(r.Account.MinPayoutAmount))
+	max, maxOK := new(big.Rat).SetString(string(r.Account.MaxPayoutAmount))
+	if !minOK || !maxOK {
+		return rulesFault("%s: min_payout_amount and max_payout_amount must be decimal numbers.", at)
+	}
 	if min.Cmp(max) > 0 {
 		return rulesFault("%s: min_payout_amount is above max_payout_amount.", at)
 	}
@@ -332,11 +348,8 @@ func containsTag(fields []FieldRule, tag string) bool {
 }
 
 func sameFieldRules(a, b PayeeRules) bool {
-	encode := func(r PayeeRules) []byte {
-		out, _ := json.Marshal([]any{r.CountryName, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields})
-		return out
-	}
-	return bytes.Equal(encode(a), encode(b))
+	return a.CountryName == b.CountryName && a.BankIdentifierType == b.BankIdentifierType &&
+		slices.Equal(a.MandatoryFields, b.MandatoryFields) && slices.Equal(a.OptionalFields, b.OptionalFields)
 }
 
 // requestBody returns the body schema node of a request schema file.

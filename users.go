@@ -62,7 +62,8 @@ type UserPage struct {
 
 // userFromRow is the API's view of a stored user: the id and the time as Go values, and
 // none of the columns the API never shows (row_id, platform_id, email_key, verified_at).
-func userFromRow(r queries.User) User {
+func userFromRow(r queries.User) (User, error) {
+	created, err := parseTime(r.CreatedAt)
 	return User{
 		PwID:             r.PwID,
 		UserID:           uuid.MustParse(r.ID),
@@ -70,8 +71,8 @@ func userFromRow(r queries.User) User {
 		Email:            r.Email,
 		PhoneCountryCode: r.PhoneCountryCode,
 		Phone:            r.Phone,
-		CreatedAt:        parseTime(r.CreatedAt),
-	}
+		CreatedAt:        created,
+	}, err
 }
 
 // CreateUser creates a user of the platform together with its wallet and default settings,
@@ -125,7 +126,9 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		if err != nil {
 			return s.storeError(err)
 		}
-		u = userFromRow(row)
+		if u, err = userFromRow(row); err != nil {
+			return err
+		}
 		if err := q.CreateWallet(ctx, queries.CreateWalletParams{
 			ID:        s.newID().String(),
 			UserID:    id,
@@ -180,10 +183,17 @@ func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUs
 			AfterPwID:  (page - 1) * rows,
 			PageSize:   rows,
 		})
-		for _, r := range list {
-			out.Records = append(out.Records, userFromRow(r))
+		if err != nil {
+			return err
 		}
-		return err
+		for _, r := range list {
+			u, err := userFromRow(r)
+			if err != nil {
+				return err
+			}
+			out.Records = append(out.Records, u)
+		}
+		return nil
 	})
 	if err != nil {
 		return UserPage{}, err
@@ -209,8 +219,8 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		if err != nil {
 			return err
 		}
-		u = userFromRow(r)
-		return nil
+		u, err = userFromRow(r)
+		return err
 	})
 	if err != nil {
 		return User{}, err // not found is never cached: another process may create it
