@@ -42,23 +42,23 @@ func TestEnumTables(t *testing.T) {
 	}
 }
 
-// What the README says of the schemas' limits and enumerations, and of the constants of
-// validation, is what they say.
-func TestREADMEClaims(t *testing.T) {
-	raw, err := os.ReadFile("README.md")
+// What docs/decisions.md says of the schemas' limits and enumerations, and of the
+// constants of validation, is what they say.
+func TestDecisionsClaims(t *testing.T) {
+	raw, err := os.ReadFile("docs/decisions.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := strings.Join(strings.Fields(string(raw)), " ") // claims wrap across lines
+	decisions := strings.Join(strings.Fields(string(raw)), " ") // claims wrap across lines
 	v, err := newValidator()
 	if err != nil {
 		t.Fatal(err)
 	}
 	claim := func(t *testing.T, pattern string) []string {
 		t.Helper()
-		m := regexp.MustCompile(pattern).FindStringSubmatch(readme)
+		m := regexp.MustCompile(pattern).FindStringSubmatch(decisions)
 		if m == nil {
-			t.Fatalf("README.md no longer says %q: say it again, or change this test with it", pattern)
+			t.Fatalf("docs/decisions.md no longer says %q: say it again, or change this test with it", pattern)
 		}
 		return m[1:]
 	}
@@ -87,7 +87,7 @@ func TestREADMEClaims(t *testing.T) {
 			want = append(want, b.(string))
 		}
 		if !slices.Equal(brands, want) {
-			t.Errorf("README lists the brands %v, schema/cards_add.json %v", brands, want)
+			t.Errorf("docs/decisions.md lists the brands %v, schema/cards_add.json %v", brands, want)
 		}
 	})
 	t.Run("ExchangeRateDigits", func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestREADMEClaims(t *testing.T) {
 		most := "1" + strings.Repeat("0", n-1) + "." + strings.Repeat("5", n)
 		for value, want := range map[string]bool{most: false, most + "5": true, "1" + most: true} {
 			if refused("rates_set", "exchange_rate", value) != want {
-				t.Errorf("exchange_rate %s: refused %v, want %v (README: at most %d digits either side)", value, !want, want, n)
+				t.Errorf("exchange_rate %s: refused %v, want %v (docs/decisions.md: at most %d digits either side)", value, !want, want, n)
 			}
 		}
 	})
@@ -107,14 +107,14 @@ func TestREADMEClaims(t *testing.T) {
 			strings.Repeat("1", most): false, strings.Repeat("1", most+1): true,
 		} {
 			if refused("accounts_add", "account_number", value) != want {
-				t.Errorf("account_number of %d digits: refused %v, want %v (README: %d to %d)", len(value), !want, want, least, most)
+				t.Errorf("account_number of %d digits: refused %v, want %v (docs/decisions.md: %d to %d)", len(value), !want, want, least, most)
 			}
 		}
 	})
 	t.Run("DefaultRows", func(t *testing.T) {
 		for _, pattern := range []string{"`{}` takes the defaults: (\\d+) rows, page 1", "`{\"rows_per_page\": null}` lists (\\d+) rows"} {
 			if n := number(t, claim(t, pattern)[0]); n != DefaultRowsPerPage {
-				t.Errorf("README: %d rows by default, DefaultRowsPerPage %d", n, DefaultRowsPerPage)
+				t.Errorf("docs/decisions.md: %d rows by default, DefaultRowsPerPage %d", n, DefaultRowsPerPage)
 			}
 		}
 		rows := lookup(v.docs[schemaBaseURL+"users_list.json"], splitPointer("/properties/body/properties/rows_per_page/enum"))
@@ -124,14 +124,14 @@ func TestREADMEClaims(t *testing.T) {
 	})
 	t.Run("Nesting", func(t *testing.T) {
 		if n := number(t, claim(t, `Nesting deeper than (\d+) levels`)[0]); n != maxJSONDepth {
-			t.Errorf("README: nesting deeper than %d levels, maxJSONDepth %d", n, maxJSONDepth)
+			t.Errorf("docs/decisions.md: nesting deeper than %d levels, maxJSONDepth %d", n, maxJSONDepth)
 		}
 	})
 	t.Run("BankIdentifierTypes", func(t *testing.T) {
 		said := claim(t, `\*\*Bank identifier types\*\* of the countries without IFSC, IBAN or CLABE: (.*?\))\.`)[0]
-		var readmeTypes []string
+		var saidTypes []string
 		for _, m := range regexp.MustCompile("`([A-Z_]+)` \\(([A-Z]{2})\\)").FindAllStringSubmatch(said, -1) {
-			readmeTypes = append(readmeTypes, m[2]+" "+m[1])
+			saidTypes = append(saidTypes, m[2]+" "+m[1])
 		}
 		var rules []PayeeRules
 		if err := json.Unmarshal(defaultPayeeRules, &rules); err != nil {
@@ -143,10 +143,10 @@ func TestREADMEClaims(t *testing.T) {
 				shipped = append(shipped, r.CountryCode+" "+r.BankIdentifierType)
 			}
 		}
-		slices.Sort(readmeTypes)
+		slices.Sort(saidTypes)
 		slices.Sort(shipped)
-		if !slices.Equal(readmeTypes, slices.Compact(shipped)) {
-			t.Errorf("README names %v, data/payee_rules.json has %v", readmeTypes, shipped)
+		if !slices.Equal(saidTypes, slices.Compact(shipped)) {
+			t.Errorf("docs/decisions.md names %v, data/payee_rules.json has %v", saidTypes, shipped)
 		}
 	})
 }
