@@ -23,8 +23,8 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, checkedParams(t, "testdata"))
 }
 
-// TestExamples runs the scenarios the README shows testers, in testdata/examples, and
-// checks every answer against openapi.json.
+// TestExamples runs the scenarios the README and docs/scenarios.md show testers, in
+// testdata/examples, and checks every answer against openapi.json.
 func TestExamples(t *testing.T) {
 	testscript.Run(t, checkedParams(t, "testdata/examples"))
 }
@@ -112,22 +112,28 @@ func checkedParams(t *testing.T, dir string) testscript.Params {
 	return p
 }
 
-// TestREADMEScenario runs the example scenario of the README's "Scenario toolkit" section,
-// so that what a tester copies from it works.
-func TestREADMEScenario(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n## Scenario toolkit\n")
-	_, block, _ := strings.Cut(section, "\n```\n")
-	script, _, ok := strings.Cut(block, "\n```\n")
-	if !ok || !strings.Contains(script, "\n-- ") {
-		t.Fatal("README.md: no example scenario (a ``` block with files) in the Scenario toolkit section")
-	}
+// TestDocScenarios runs the example scenarios a tester copies, so that they work: the
+// README's (its "A scenario" section) and the first of docs/scenarios.md ("Write a
+// scenario").
+func TestDocScenarios(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "readme_example.txtar"), []byte(script+"\n"), 0o666); err != nil {
-		t.Fatal(err)
+	for _, doc := range []struct{ file, section, name string }{
+		{"README.md", "## A scenario", "readme_example"},
+		{"docs/scenarios.md", "## Write a scenario", "scenarios_example"},
+	} {
+		raw, err := os.ReadFile(doc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, _ := strings.Cut(string(raw), "\n"+doc.section+"\n")
+		_, block, _ := strings.Cut(section, "\n```\n")
+		script, _, ok := strings.Cut(block, "\n```\n")
+		if !ok || !strings.Contains(script, "\n-- ") {
+			t.Fatalf("%s: no example scenario (a ``` block with files) in the %q section", doc.file, doc.section)
+		}
+		if err := os.WriteFile(filepath.Join(dir, doc.name+".txtar"), []byte(script+"\n"), 0o666); err != nil {
+			t.Fatal(err)
+		}
 	}
 	scenario.Run(t, dir)
 }

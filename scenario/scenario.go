@@ -98,8 +98,8 @@ var ownUsages = []string{
 
 // usages holds the usage line of every command, in the order the references present
 // them: the table's administration commands, restart, call, then the rest. It is what a
-// misused command prints, and what the package documentation and the README must show
-// (a test checks that they do).
+// misused command prints, and what the package documentation and docs/scenarios.md must
+// show (a test checks that they do).
 var usages = func() []usageLine {
 	var lines []usageLine
 	add := func(line string, sets []command.Export) {

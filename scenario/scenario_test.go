@@ -32,25 +32,24 @@ func TestDocListsCommands(t *testing.T) {
 	}
 }
 
-// The testers' reference is a part of a README section: it must list every command as a
-// "- `USAGE LINE` ..." item, and nothing else that way.
+// The testers' reference is a section of docs/scenarios.md: it must list every command as
+// a "- `USAGE LINE` ..." item, and nothing else that way.
 const (
-	readmeSection   = "## Scenario toolkit"
-	readmeReference = "### Commands"
+	referenceFile    = "../docs/scenarios.md"
+	referenceSection = "## Commands"
 )
 
-// TestREADMEListsCommands keeps the testers' reference in the README in step with the
-// commands: a command added, renamed or given another usage line fails here until the
-// reference says so too.
-func TestREADMEListsCommands(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestScenariosDocListsCommands keeps the testers' reference in docs/scenarios.md in step
+// with the commands: a command added, renamed or given another usage line fails here until
+// the reference says so too.
+func TestScenariosDocListsCommands(t *testing.T) {
+	doc, err := os.ReadFile(referenceFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := markdownSection(string(readme), readmeSection)
-	_, reference, ok := strings.Cut(section, "\n"+readmeReference+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q section with a %q part", readmeSection, readmeReference)
+	reference := markdownSection(string(doc), referenceSection)
+	if reference == "" {
+		t.Fatalf("%s has no %q section", referenceFile, referenceSection)
 	}
 	listed := map[string]string{} // usage line -> the text of its item
 	var item string
@@ -72,19 +71,19 @@ func TestREADMEListsCommands(t *testing.T) {
 		known[u.line] = true
 		text, ok := listed[u.line]
 		if !ok {
-			t.Errorf("README.md %s, %s, does not list %s as \"- `%s`\"", readmeSection, readmeReference, u.name, u.line)
+			t.Errorf("%s %s does not list %s as \"- `%s`\"", referenceFile, referenceSection, u.name, u.line)
 		}
 		// The variables a command sets are written once, in its table entry; the
 		// reference says them.
 		for _, e := range u.sets {
 			if ok && !strings.Contains(text, "`$"+e.Var+"`") {
-				t.Errorf("README.md %s, %s: the item of %s does not say that it sets `$%s`", readmeSection, readmeReference, u.name, e.Var)
+				t.Errorf("%s %s: the item of %s does not say that it sets `$%s`", referenceFile, referenceSection, u.name, e.Var)
 			}
 		}
 	}
 	for usage := range listed {
 		if !known[usage] {
-			t.Errorf("README.md %s, %s, lists \"%s\", which is no command's usage line", readmeSection, readmeReference, usage)
+			t.Errorf("%s %s lists \"%s\", which is no command's usage line", referenceFile, referenceSection, usage)
 		}
 	}
 }

@@ -30,7 +30,7 @@ what it expected, what came back and the log of the part of the script that fail
 Exit status 0 when every script passed, 1 when one failed.
 
 Script commands, besides testscript's own (env, exec, stdout, stderr, exists, cmp, ...),
-described in the README's "Scenario toolkit" section:
+described in docs/scenarios.md:
 ` + "  " + strings.Join(scenario.Usages(), "\n  "),
 	Run: runTest,
 }
