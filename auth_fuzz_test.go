@@ -23,7 +23,7 @@ import (
 //
 // Secrets and platform ids are new in each run, so a seed cannot hold a right signature:
 // the bits of how make one (see authInput); the seed corpus in
-// testdata/fuzz/FuzzAuthenticatePlatform covers each row of the README's Signing tables.
+// testdata/fuzz/FuzzAuthenticatePlatform covers each outcome docs/signing.md describes.
 
 // The bits of how, the fuzz input that picks what the fuzzed strings are replaced with.
 const (
@@ -56,12 +56,12 @@ type authPlatform struct {
 }
 
 // FuzzAuthenticatePlatform: AuthenticatePlatformRequest never panics, and it succeeds, with
-// the platform's id, exactly when the README's rule says: both headers, an id that names a
-// platform of the service's environment, and a signature (hex in either case) equal to
-// Sign of the method, target and body under that platform's secret; for a platform that
-// requires signed timestamps, SignTimestamped with X-Timestamp, which must be decimal Unix
-// seconds within the window of the service's clock. Every failure is CodeUnauthorized with
-// the message of the first rule broken, and says nothing of the timestamp to a wrong
+// the platform's id, exactly when the rule of docs/signing.md says: both headers, an id
+// that names a platform of the service's environment, and a signature (hex in either case)
+// equal to Sign of the method, target and body under that platform's secret; for a platform
+// that requires signed timestamps, SignTimestamped with X-Timestamp, which must be decimal
+// Unix seconds within the window of the service's clock. Every failure is CodeUnauthorized
+// with the message of the first rule broken, and says nothing of the timestamp to a wrong
 // signature.
 func FuzzAuthenticatePlatform(f *testing.F) {
 	svc, platforms, now := authFixture(f)
@@ -109,8 +109,8 @@ func authFixture(tb testing.TB) (*payments.Service, map[int]authPlatform, time.T
 	return svc, platforms, now
 }
 
-// TestAuthenticatePlatformSeeds keeps the seed corpus covering every outcome of the
-// README's Signing tables: a success of each scheme and each failure's message.
+// TestAuthenticatePlatformSeeds keeps the seed corpus covering every outcome
+// docs/signing.md describes: a success of each scheme and each failure's message.
 func TestAuthenticatePlatformSeeds(t *testing.T) {
 	_, platforms, now := authFixture(t)
 	dir := filepath.Join("testdata", "fuzz", "FuzzAuthenticatePlatform")
@@ -188,8 +188,8 @@ func authInput(platforms map[int]authPlatform, now time.Time, r payments.Platfor
 
 var unixSeconds = regexp.MustCompile(`^-?[0-9]+$`)
 
-// authRule is what authentication must answer r, restated from the README's Signing
-// section: the platform's id, or the message of the failure.
+// authRule is what authentication must answer r, restated from docs/signing.md: the
+// platform's id, or the message of the failure.
 func authRule(platforms map[int]authPlatform, now time.Time, r payments.PlatformRequest) (uuid.UUID, string) {
 	const badCredentials = "Invalid credentials."
 	switch {
