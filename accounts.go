@@ -139,8 +139,8 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 		ID:                   id,
 		NickName:             in.NickName,
 		BankName:             in.BankName,
-		AccountNumberSealed:  s.keys.seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
-		AccountNumberIndex:   s.index.bankAccount(userID, in.RoutingNumber, in.AccountNumber),
+		AccountNumberSealed:  s.keys.Seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
+		AccountNumberIndex:   s.index.BankAccount(userID, in.RoutingNumber, in.AccountNumber),
 		RoutingNumber:        in.RoutingNumber,
 		BankAddress:          in.BankAddress,
 		City:                 in.City,
@@ -210,7 +210,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 	}
 	// Only the last four digits are shown, but even those are kept nowhere in the clear:
 	// of a short number they would be most of it.
-	number, err := s.keys.open(row.AccountNumberSealed, bankAccountNumberAAD(row.ID))
+	number, err := s.keys.Open(row.AccountNumberSealed, bankAccountNumberAAD(row.ID))
 	if err != nil {
 		return BankAccount{}, fmt.Errorf("payments: number of bank account %s: %w", row.ID, err)
 	}

@@ -310,7 +310,7 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		// What opening a found platform's sealed secret costs: it is not to tell them apart.
-		if _, err := s.keys.open(s.decoySealed, s.decoyAAD); err != nil {
+		if _, err := s.keys.Open(s.decoySealed, s.decoyAAD); err != nil {
 			return platformRecord{}, err
 		}
 		return s.decoy, nil
@@ -318,7 +318,7 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	if err != nil {
 		return platformRecord{}, err
 	}
-	secret, err := s.keys.open(row.SecretSealed, platformSecretAAD(row.ID))
+	secret, err := s.keys.Open(row.SecretSealed, platformSecretAAD(row.ID))
 	if err != nil {
 		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
 	}
@@ -465,7 +465,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 			ID:               creds.PlatformID.String(),
 			Name:             name,
 			Environment:      string(env),
-			SecretSealed:     s.keys.seal([]byte(creds.Secret), platformSecretAAD(creds.PlatformID.String())),
+			SecretSealed:     s.keys.Seal([]byte(creds.Secret), platformSecretAAD(creds.PlatformID.String())),
 			RequireTimestamp: requireTimestamp,
 			CreatedAt:        formatTime(s.Now()),
 		})

@@ -159,7 +159,7 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 			ID:                  b.BankID.String(),
 			UserID:              user.ID,
 			PayeeID:             payee.ID,
-			AccountNumberSealed: s.keys.seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
+			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
 			BankNickName:        b.BankNickName,

@@ -237,7 +237,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result
 	if err != nil {
 		return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
 	}
-	rec.OutcomeSealed = s.keys.seal(plain, idempotencyOutcomeAAD(rec.ID))
+	rec.OutcomeSealed = s.keys.Seal(plain, idempotencyOutcomeAAD(rec.ID))
 	clear(plain)
 	// An expired record of this key makes way; so, once a minute, do all expired ones.
 	notAfter := formatTime(a.at.Add(-s.idempotencyTTL))
@@ -264,7 +264,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result
 // replay returns the outcome stored in rec.
 func replay[T any](s *Service, idem *Idempotency, rec queries.IdempotencyKey) (T, error) {
 	var result T
-	plain, err := s.keys.open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
+	plain, err := s.keys.Open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
 	if err != nil {
 		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -66,28 +67,28 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 		}
 		keys = []DataKey{k}
 	}
-	ring, err := newKeyring(keys)
+	ring, err := seal.NewKeyring(keys)
 	if err != nil {
 		return keyError{err}
 	}
 
-	write := ring.writeID()
+	write := ring.SealingID()
 	anyKnown := false
-	for i, k := range ring.keys {
-		row, ok := knownByID[k.id]
+	for i, id := range ring.IDs() {
+		row, ok := knownByID[id]
 		if !ok {
 			if i == 0 {
 				continue // a new key to seal with: registered below
 			}
-			return keyError{fmt.Errorf("%w: data key %s, given as an older key, is not a key of this database", ErrWrongDataKey, k.id)}
+			return keyError{fmt.Errorf("%w: data key %s, given as an older key, is not a key of this database", ErrWrongDataKey, id)}
 		}
 		anyKnown = true
-		if check, err := ring.open(row.KeyCheck, keyCheckAAD(k.id)); err != nil || string(check) != keyCheckText {
-			return keyError{fmt.Errorf("%w: data key %s does not open this database's check of that key", ErrWrongDataKey, k.id)}
+		if check, err := ring.Open(row.KeyCheck, keyCheckAAD(id)); err != nil || string(check) != keyCheckText {
+			return keyError{fmt.Errorf("%w: data key %s does not open this database's check of that key", ErrWrongDataKey, id)}
 		}
 		if i == 0 && row.RetiredAt != nil {
 			return keyError{fmt.Errorf("%w: data key %s was retired at %s; seal with this database's current key %s",
-				ErrRetiredDataKey, k.id, *row.RetiredAt, strings.Join(live, ", "))}
+				ErrRetiredDataKey, id, *row.RetiredAt, strings.Join(live, ", "))}
 		}
 	}
 	if _, ok := knownByID[write]; !ok {
@@ -97,14 +98,14 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 		}
 		if err := q.AddDataKey(ctx, queries.AddDataKeyParams{
 			KeyID:    write,
-			KeyCheck: ring.seal([]byte(keyCheckText), keyCheckAAD(write)),
+			KeyCheck: ring.Seal([]byte(keyCheckText), keyCheckAAD(write)),
 			AddedAt:  formatTime(s.Now()),
 		}); err != nil {
 			return err
 		}
 	}
 	for _, id := range live {
-		if ring.byID(id) == nil {
+		if !ring.Has(id) {
 			return keyError{fmt.Errorf("%w: values of this database are still sealed under data key %s "+
 				"(a key rotation to %s is not finished): give that key too, as an older key", ErrMissingDataKey, id, write)}
 		}
@@ -116,16 +117,16 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 	case errors.Is(err, sql.ErrNoRows):
 		rand.Read(root) // never returns an error (crypto/rand, Go 1.24+)
 		err = q.CreateBlindIndexKey(ctx, queries.CreateBlindIndexKeyParams{
-			KeySealed: ring.seal(root, blindIndexKeyAAD),
+			KeySealed: ring.Seal(root, blindIndexKeyAAD),
 			CreatedAt: formatTime(s.Now()),
 		})
 	case err == nil:
-		root, err = ring.open(sealedRoot, blindIndexKeyAAD)
+		root, err = ring.Open(sealedRoot, blindIndexKeyAAD)
 	}
 	if err != nil {
 		return fmt.Errorf("blind-index key: %w", err)
 	}
-	s.keys, s.index = ring, newBlindIndex(root)
+	s.keys, s.index = ring, seal.NewBlindIndex(root)
 	clear(root)
 	return nil
 }
@@ -184,7 +185,7 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, plain []byte) error {
 			return q.SetBankAccountNumber(ctx, queries.SetBankAccountNumberParams{
 				AccountNumberSealed: sealed,
-				AccountNumberIndex:  s.index.bankAccount(r.userID, r.routingNumber, string(plain)),
+				AccountNumberIndex:  s.index.BankAccount(r.userID, r.routingNumber, string(plain)),
 				ID:                  r.id,
 			})
 		},
@@ -227,20 +228,20 @@ func (s *Service) sealBatch(ctx context.Context, q store.Querier, col sealedColu
 	if err != nil {
 		return after, 0, false, err
 	}
-	write := s.keys.writeID()
+	write := s.keys.SealingID()
 	for _, r := range rows {
 		var plain []byte
-		switch id, sealed := sealedKeyID(r.value); {
+		switch id, sealed := seal.SealedBy(r.value); {
 		case !sealed:
 			plain = []byte(r.value)
 		case id == write:
 			continue
 		default:
-			if plain, err = s.keys.open(r.value, col.aad(r.id)); err != nil {
+			if plain, err = s.keys.Open(r.value, col.aad(r.id)); err != nil {
 				return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
 			}
 		}
-		err := col.set(ctx, q, r, s.keys.seal(plain, col.aad(r.id)), plain)
+		err := col.set(ctx, q, r, s.keys.Seal(plain, col.aad(r.id)), plain)
 		clear(plain)
 		if err != nil {
 			return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
@@ -277,7 +278,7 @@ func (s *Service) sealPlainValues(ctx context.Context, q store.Querier) error {
 const defaultSealBatch = 500
 
 // DataKeyID returns the id of the data key the service seals new values under.
-func (s *Service) DataKeyID() string { return s.keys.writeID() }
+func (s *Service) DataKeyID() string { return s.keys.SealingID() }
 
 // CreatedKeyFile returns the key file Open created with a new data key (see
 // Options.KeyFile), or "" when it created none.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -106,8 +107,8 @@ type core struct {
 
 	// keys seal and open stored secrets; index computes the blind index of account
 	// numbers. Both are set at Open and never change.
-	keys           *keyring
-	index          *blindIndex
+	keys           *seal.Keyring
+	index          *seal.BlindIndex
 	createdKeyFile string
 
 	// What authentication has read of platforms and API keys: never changed or deleted
@@ -204,7 +205,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.decoySealed = s.keys.seal([]byte(randomSecret()), s.decoyAAD)
+	s.decoySealed = s.keys.Seal([]byte(randomSecret()), s.decoyAAD)
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -48,7 +49,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 	if batch <= 0 {
 		batch = defaultSealBatch
 	}
-	out := Rotation{KeyID: s.keys.writeID(), Retired: []string{}}
+	out := Rotation{KeyID: s.keys.SealingID(), Retired: []string{}}
 	for range rotationRounds {
 		for _, col := range s.sealedColumns(s.store.Reads()) {
 			upto, err := col.last(ctx)
@@ -91,18 +92,18 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 // finishRotation, in one transaction, reseals the blind-index key (resealed is 1 when it
 // did) and, when no value is left under another key, retires every other key.
 func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
-	write := s.keys.writeID()
+	write := s.keys.SealingID()
 	err = s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err
 		}
-		if id, _ := sealedKeyID(sealedRoot); id != write {
-			root, err := s.keys.open(sealedRoot, blindIndexKeyAAD)
+		if id, _ := seal.SealedBy(sealedRoot); id != write {
+			root, err := s.keys.Open(sealedRoot, blindIndexKeyAAD)
 			if err != nil {
 				return fmt.Errorf("payments: blind-index key: %w", err)
 			}
-			err = q.SetBlindIndexKey(ctx, s.keys.seal(root, blindIndexKeyAAD))
+			err = q.SetBlindIndexKey(ctx, s.keys.Seal(root, blindIndexKeyAAD))
 			clear(root)
 			if err != nil {
 				return err
@@ -184,8 +185,8 @@ func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 				AddedAt:    added,
 				RetiredAt:  retired,
 				Values:     values[k.KeyID],
-				Configured: s.keys.byID(k.KeyID) != nil,
-				Sealing:    k.KeyID == s.keys.writeID(),
+				Configured: s.keys.Has(k.KeyID),
+				Sealing:    k.KeyID == s.keys.SealingID(),
 			})
 		}
 		return nil
