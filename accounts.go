@@ -91,18 +91,18 @@ func bankAccountFromRow(r queries.BankAccount, number string) (BankAccount, erro
 //
 // With an idempotency key in ctx (WithIdempotency), it links the account at most once.
 func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	return once(ctx, s, platformScope(platformID), "AddBankAccount", in, func(ctx context.Context) (BankAccount, error) {
-		return s.addBankAccount(ctx, platformID, in)
+	return once(ctx, s, platformScope(platformID), "AddBankAccount", in, func(a *attempt) (BankAccount, error) {
+		return s.addBankAccount(ctx, a, platformID, in)
 	})
 }
 
-func (s *Service) addBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
+func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
 	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	err := s.writeRemembering(ctx, func() any { return account }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {
 			return err

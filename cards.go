@@ -92,18 +92,18 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 //
 // With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
 func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	return once(ctx, s, platformScope(platformID), "DeleteCard", []any{userID, in}, func(ctx context.Context) (DeletedCard, error) {
-		return s.deleteCard(ctx, platformID, userID, in)
+	return once(ctx, s, platformScope(platformID), "DeleteCard", []any{userID, in}, func(a *attempt) (DeletedCard, error) {
+		return s.deleteCard(ctx, a, platformID, userID, in)
 	})
 }
 
-func (s *Service) deleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
+func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
 	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
-	err := s.writeRemembering(ctx, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

@@ -100,12 +100,12 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, er
 //
 // With an idempotency key in ctx (WithIdempotency), it adds the bank at most once.
 func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
-	return once(ctx, s, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(ctx context.Context) (PayeeBank, error) {
-		return s.addPayeeBank(ctx, platformID, userID, in)
+	return once(ctx, s, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(a *attempt) (PayeeBank, error) {
+		return s.addPayeeBank(ctx, a, platformID, userID, in)
 	})
 }
 
-func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
+func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
 	body, err := s.validate(in.requestSchema(), pathParams, nil, in)
 	if err != nil {
@@ -121,7 +121,7 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	err = s.writeRemembering(ctx, func() any { return b }, func(ctx context.Context, q store.Querier) error {
+	err = s.writeRemembering(ctx, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -184,17 +184,17 @@ func (s *Service) addPayeeBank(ctx context.Context, platformID uuid.UUID, userID
 //
 // With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
 func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
-	_, err := once(ctx, s, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(ctx context.Context) (*struct{}, error) {
-		return nil, s.deletePayeeBank(ctx, platformID, userID, bankID)
+	_, err := once(ctx, s, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(a *attempt) (*struct{}, error) {
+		return nil, s.deletePayeeBank(ctx, a, platformID, userID, bankID)
 	})
 	return err
 }
 
-func (s *Service) deletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
+func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uuid.UUID, userID, bankID string) error {
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	return s.writeRemembering(ctx, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
+	return s.writeRemembering(ctx, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

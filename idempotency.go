@@ -92,8 +92,6 @@ type attempt struct {
 	body   []byte
 }
 
-type attemptKey struct{}
-
 // inflight holds the keys whose first call is running in this process.
 type inflight struct {
 	mu   sync.Mutex
@@ -122,15 +120,16 @@ func (f *inflight) done(id string) {
 func platformScope(platformID uuid.UUID) string { return "platform:" + platformID.String() }
 func userScope(userID uuid.UUID) string         { return "user:" + userID.String() }
 
-// once runs the write operation op of the caller scope, idempotently when ctx carries a
-// key: the outcome stored under the key is returned without running it again; otherwise
-// run runs, and its outcome is stored (a success by the operation itself, through
-// writeRemembering, in the transaction of its change).
-func once[T any](ctx context.Context, s *Service, scope, op string, input any, run func(ctx context.Context) (T, error)) (T, error) {
+// once runs the write operation op of the caller scope. Without a key in ctx, run runs
+// with a nil attempt. With one, the outcome stored under the key is returned without
+// running op again; or, the first time, run runs with the attempt and its outcome is
+// stored: a success by the operation itself, which hands the attempt to writeRemembering
+// (in the transaction of its change), a refusal here.
+func once[T any](ctx context.Context, s *Service, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
 	var zero T
 	idem, _ := ctx.Value(idempotencyKey{}).(*Idempotency)
 	if idem == nil {
-		return run(ctx)
+		return run(nil)
 	}
 	if !ValidIdempotencyKey(idem.Key) {
 		return zero, Errorf(CodeInvalid, "An Idempotency-Key is 1 to %d printable ASCII characters.", MaxIdempotencyKeyLength)
@@ -170,7 +169,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 	}
 
 	a := &attempt{scope: scope, key: idem.Key, fingerprint: fingerprint, idem: idem, at: now}
-	result, err := run(context.WithValue(ctx, attemptKey{}, a))
+	result, err := run(a)
 	switch ErrorCode(err) {
 	case "":
 		if !a.stored {
@@ -190,11 +189,11 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 
 var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key is still being processed.")
 
-// writeRemembering is write for an operation that may run under an idempotency key: once
-// fn has made the change, the result (which result returns) is stored under the key in
-// the same transaction (in the operation's savepoint of its batch: both or neither).
-func (s *Service) writeRemembering(ctx context.Context, result func() any, fn func(ctx context.Context, q store.Querier) error) error {
-	a, _ := ctx.Value(attemptKey{}).(*attempt)
+// writeRemembering is write for an operation that may run under an idempotency key, as
+// attempt a (nil: without a key): once fn has made the change, the result (which result
+// returns) is stored under the key in the same transaction (in the operation's savepoint
+// of its batch: both or neither).
+func (s *Service) writeRemembering(ctx context.Context, a *attempt, result func() any, fn func(ctx context.Context, q store.Querier) error) error {
 	if a == nil {
 		return s.write(ctx, fn)
 	}

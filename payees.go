@@ -63,12 +63,12 @@ func payeeFromRow(r queries.Payee) (Payee, error) {
 //
 // With an idempotency key in ctx (WithIdempotency), it creates the payee at most once.
 func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	return once(ctx, s, userScope(caller.UserID), "CreatePayee", in, func(ctx context.Context) (Payee, error) {
-		return s.createPayee(ctx, caller, in)
+	return once(ctx, s, userScope(caller.UserID), "CreatePayee", in, func(a *attempt) (Payee, error) {
+		return s.createPayee(ctx, a, caller, in)
 	})
 }
 
-func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
+func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in NewPayee) (Payee, error) {
 	_, err := s.validate(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return Payee{}, err
@@ -83,7 +83,7 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
-	err = s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q store.Querier) error {
+	err = s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
 			return err
@@ -104,17 +104,17 @@ func (s *Service) createPayee(ctx context.Context, caller Caller, in NewPayee) (
 //
 // With an idempotency key in ctx (WithIdempotency), it renames the payee at most once.
 func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	return once(ctx, s, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(ctx context.Context) (Payee, error) {
-		return s.updatePayee(ctx, platformID, userID, in)
+	return once(ctx, s, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(a *attempt) (Payee, error) {
+		return s.updatePayee(ctx, a, platformID, userID, in)
 	})
 }
 
-func (s *Service) updatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
+func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
 	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee
-	err := s.writeRemembering(ctx, func() any { return p }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {
 			return err

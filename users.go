@@ -83,12 +83,12 @@ func userFromRow(r queries.User) (User, error) {
 //
 // With an idempotency key in ctx (WithIdempotency), it creates the user at most once.
 func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
-	return once(ctx, s, platformScope(platformID), "CreateUser", in, func(ctx context.Context) (User, error) {
-		return s.createUser(ctx, platformID, in)
+	return once(ctx, s, platformScope(platformID), "CreateUser", in, func(a *attempt) (User, error) {
+		return s.createUser(ctx, a, platformID, in)
 	})
 }
 
-func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
+func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UUID, in NewUser) (User, error) {
 	_, err := s.validate(in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return User{}, err
@@ -99,7 +99,7 @@ func (s *Service) createUser(ctx context.Context, platformID uuid.UUID, in NewUs
 		emailKey = new(strings.ToLower(*in.Email))
 	}
 	var u User
-	err = s.writeRemembering(ctx, func() any { return u }, func(ctx context.Context, q store.Querier) error {
+	err = s.writeRemembering(ctx, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
 		// user count, raised here (which locks the platform's row until the write
 		// commits) and taken by the insert.
