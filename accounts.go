@@ -89,7 +89,7 @@ func bankAccountFromRow(r queries.BankAccount, number string) (BankAccount, erro
 // the platform's, and CodeConflict when the user already has this routing and account
 // number.
 //
-// With an idempotency key in ctx (WithIdempotency), it links the account at most once.
+// Called through Idempotent(idem), it links the account at most once.
 func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
 	return once(ctx, s, platformScope(platformID), "AddBankAccount", in, func(a *attempt) (BankAccount, error) {
 		return s.addBankAccount(ctx, a, platformID, in)

@@ -90,7 +90,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the card is not the user's or already deleted.
 //
-// With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
+// Called through Idempotent(idem), a retry answers as the first call did.
 func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
 	return once(ctx, s, platformScope(platformID), "DeleteCard", []any{userID, in}, func(a *attempt) (DeletedCard, error) {
 		return s.deleteCard(ctx, a, platformID, userID, in)

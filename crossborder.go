@@ -98,7 +98,7 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, er
 // Returns CodeInvalid when the request fails either, and CodeNotFound when the user is not
 // the platform's or the payee not the user's.
 //
-// With an idempotency key in ctx (WithIdempotency), it adds the bank at most once.
+// Called through Idempotent(idem), it adds the bank at most once.
 func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	return once(ctx, s, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(a *attempt) (PayeeBank, error) {
 		return s.addPayeeBank(ctx, a, platformID, userID, in)
@@ -182,7 +182,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the bank is not the user's or already deleted.
 //
-// With an idempotency key in ctx (WithIdempotency), a retry answers as the first call did.
+// Called through Idempotent(idem), a retry answers as the first call did.
 func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
 	_, err := once(ctx, s, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(a *attempt) (*struct{}, error) {
 		return nil, s.deletePayeeBank(ctx, a, platformID, userID, bankID)

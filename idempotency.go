@@ -29,11 +29,12 @@ const DefaultIdempotencyTTL = 24 * time.Hour
 // MaxIdempotencyKeyLength bounds a key: 1 to 255 printable ASCII characters.
 const MaxIdempotencyKeyLength = 255
 
-// Idempotency is the key of one call of a write operation, and what became of it. Pass it
-// with WithIdempotency in the operation's context:
+// Idempotency is the key of one call of a write operation, and what became of it. The call
+// is made through a service scoped to it (Service.Idempotent) and reports its outcome in
+// Replayed, Status and Body:
 //
 //	idem := &payments.Idempotency{Key: "order-1234"}
-//	user, err := svc.CreateUser(payments.WithIdempotency(ctx, idem), platformID, in)
+//	user, err := svc.Idempotent(idem).CreateUser(ctx, platformID, in)
 //	// Sent again with the same key and input: the same user (or the same error), and
 //	// idem.Replayed is true.
 //
@@ -41,6 +42,9 @@ const MaxIdempotencyKeyLength = 255
 // runs is CodeConflict. Outcomes stored: success, and the operation's own refusals
 // (CodeNotFound, CodeForbidden, CodeConflict). Not stored, as the operation never started
 // or may succeed when retried: validation failures (CodeInvalid) and internal faults.
+//
+// An Idempotency reports one call at a time: give each call its own, or read its outcome
+// before the next call through the same scope; calls running at once need one each.
 type Idempotency struct {
 	// Key is the client's key: 1 to 255 printable ASCII characters.
 	Key string
@@ -49,22 +53,55 @@ type Idempotency struct {
 	Fingerprint []byte
 	// Render, when set, turns the outcome into the response stored with it and replayed
 	// byte for byte (the HTTP layer renders its status and body here). at is the time of
-	// the first call, for every replay too.
+	// the first call, for every replay too. The operation calls it in the transaction of
+	// its change: a panic undoes both.
 	Render func(result any, err error, at time.Time) (status int, body []byte)
 
-	// Set by the operation: whether the outcome was replayed, and the stored response
-	// (when Render was given and the outcome is one that is stored).
+	// Set by each call made under the key (and cleared at its start): whether the
+	// outcome was replayed, and the stored response (when Render was given and the
+	// outcome is one that is stored).
 	Replayed bool
 	Status   int
 	Body     []byte
 }
 
+// Idempotent returns s scoped to idem: a copy of the service (sharing its store, keys and
+// caches) whose write operations run at most once per idem.Key and report their outcome
+// in idem. s itself is unchanged: its calls are not idempotent unless they are made through
+// the scope. A nil idem returns s without a key.
+//
+// The write operations that take a key are CreateUser, CreatePayee, UpdatePayee,
+// AddBankAccount, DeleteCard, AddPayeeBank and DeletePayeeBank; the others, and every
+// read, run as through s.
+func (s *Service) Idempotent(idem *Idempotency) *Service {
+	if idem == nil && s.idem == nil {
+		return s
+	}
+	scoped := *s
+	scoped.idem = idem
+	return &scoped
+}
+
 type idempotencyKey struct{}
 
 // WithIdempotency returns a context that makes the write operation it is passed to
-// idempotent under idem.Key, and reports its outcome in idem.
+// idempotent under idem.Key, and reports its outcome in idem. A key given with Idempotent
+// takes precedence.
+//
+// Deprecated: use Service.Idempotent, which shows where the call is written that it is
+// idempotent: svc.Idempotent(idem).CreateUser(ctx, platformID, in).
 func WithIdempotency(ctx context.Context, idem *Idempotency) context.Context {
 	return context.WithValue(ctx, idempotencyKey{}, idem)
+}
+
+// idempotency returns the key a call of s runs under: the scope's, else one that a caller
+// of the deprecated WithIdempotency put in ctx; nil when it has none.
+func (s *Service) idempotency(ctx context.Context) *Idempotency {
+	if s.idem != nil {
+		return s.idem
+	}
+	idem, _ := ctx.Value(idempotencyKey{}).(*Idempotency)
+	return idem
 }
 
 // ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII characters.
@@ -120,17 +157,18 @@ func (f *inflight) done(id string) {
 func platformScope(platformID uuid.UUID) string { return "platform:" + platformID.String() }
 func userScope(userID uuid.UUID) string         { return "user:" + userID.String() }
 
-// once runs the write operation op of the caller scope. Without a key in ctx, run runs
-// with a nil attempt. With one, the outcome stored under the key is returned without
+// once runs the write operation op of the caller scope. Without a key (Idempotent), run
+// runs with a nil attempt. With one, the outcome stored under the key is returned without
 // running op again; or, the first time, run runs with the attempt and its outcome is
 // stored: a success by the operation itself, which hands the attempt to writeRemembering
 // (in the transaction of its change), a refusal here.
 func once[T any](ctx context.Context, s *Service, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
 	var zero T
-	idem, _ := ctx.Value(idempotencyKey{}).(*Idempotency)
+	idem := s.idempotency(ctx)
 	if idem == nil {
 		return run(nil)
 	}
+	idem.Replayed, idem.Status, idem.Body = false, 0, nil
 	if !ValidIdempotencyKey(idem.Key) {
 		return zero, Errorf(CodeInvalid, "An Idempotency-Key is 1 to %d printable ASCII characters.", MaxIdempotencyKeyLength)
 	}

@@ -2,6 +2,7 @@ package payments_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -12,24 +13,49 @@ import (
 	"github.com/platform-payments/payments"
 )
 
+// idempotencyForms are the two ways a Go caller gives a call a key: the scoped service, and
+// the context of the deprecated WithIdempotency, which must keep behaving alike.
+var idempotencyForms = []struct {
+	name  string
+	keyed func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service)
+}{
+	{"Scoped", func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
+		return ctx, svc.Idempotent(idem)
+	}},
+	{"Context", func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
+		return payments.WithIdempotency(ctx, idem), svc
+	}},
+}
+
 func TestIdempotency(t *testing.T) {
-	ctx := context.Background()
-	keyed := func(key string) (context.Context, *payments.Idempotency) {
+	for _, form := range idempotencyForms {
+		t.Run(form.name, func(t *testing.T) {
+			testIdempotency(t, func(svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
+				return form.keyed(context.Background(), svc, idem)
+			})
+		})
+	}
+}
+
+// testIdempotency runs the idempotency tests with calls given their key by keyed.
+func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Idempotency) (context.Context, *payments.Service)) {
+	keyed := func(svc *payments.Service, key string) (context.Context, *payments.Service, *payments.Idempotency) {
 		idem := &payments.Idempotency{Key: key}
-		return payments.WithIdempotency(ctx, idem), idem
+		kctx, ksvc := keyedBy(svc, idem)
+		return kctx, ksvc, idem
 	}
 
 	t.Run("OKReplay", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
 		in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
-		kctx, first := keyed("k1")
-		u1, err := svc.CreateUser(kctx, p.PlatformID, in)
+		kctx, ksvc, first := keyed(svc, "k1")
+		u1, err := ksvc.CreateUser(kctx, p.PlatformID, in)
 		if err != nil || first.Replayed {
 			t.Fatalf("first call: %v, replayed %v", err, first.Replayed)
 		}
-		kctx, again := keyed("k1")
-		u2, err := svc.CreateUser(kctx, p.PlatformID, in)
+		kctx, ksvc, again := keyed(svc, "k1")
+		u2, err := ksvc.CreateUser(kctx, p.PlatformID, in)
 		if err != nil || !again.Replayed {
 			t.Fatalf("retry: %v, replayed %v", err, again.Replayed)
 		}
@@ -44,10 +70,10 @@ func TestIdempotency(t *testing.T) {
 	t.Run("ErrKeyReused", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
-		kctx, _ := keyed("k1")
-		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
-		kctx, _ = keyed("k1")
-		_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")})
+		kctx, ksvc, _ := keyed(svc, "k1")
+		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
+		kctx, ksvc, _ = keyed(svc, "k1")
+		_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")})
 		if e := errorOf(t, err, payments.CodeInvalid); e.Message != "This Idempotency-Key was already used with a different request." {
 			t.Errorf("message %q", e.Message)
 		}
@@ -58,13 +84,13 @@ func TestIdempotency(t *testing.T) {
 		svc := mustOpen(t)
 		p1, p2 := mustPlatform(t, svc), mustPlatform(t, svc)
 		for _, p := range []uuid.UUID{p1.PlatformID, p2.PlatformID} {
-			kctx, idem := keyed("shared")
-			u := mustCreate(t, kctx, svc, p, "ada@example.com")
+			kctx, ksvc, idem := keyed(svc, "shared")
+			u := mustCreate(t, kctx, ksvc, p, "ada@example.com")
 			if idem.Replayed {
 				t.Error("a key of another platform replayed")
 			}
-			kctx, idem = keyed("shared")
-			if _, err := svc.AddBankAccount(kctx, p, payments.NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
+			kctx, ksvc, idem = keyed(svc, "shared")
+			if _, err := ksvc.AddBankAccount(kctx, p, payments.NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
 				AccountNumber: "123456789", RoutingNumber: "021000021", AccountType: "PERSONAL_CHECKING"}); err != nil || idem.Replayed {
 				t.Errorf("another operation under the same key: %v, replayed %v", err, idem.Replayed)
 			}
@@ -76,8 +102,8 @@ func TestIdempotency(t *testing.T) {
 		p := mustPlatform(t, svc)
 		mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
 		for i := range 2 {
-			kctx, idem := keyed("dup")
-			_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ADA@example.com")})
+			kctx, ksvc, idem := keyed(svc, "dup")
+			_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ADA@example.com")})
 			errorOf(t, err, payments.CodeConflict)
 			if idem.Replayed != (i == 1) {
 				t.Errorf("call %d: replayed %v", i, idem.Replayed)
@@ -88,11 +114,11 @@ func TestIdempotency(t *testing.T) {
 	t.Run("OKValidationNotStored", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
-		kctx, _ := keyed("k1")
-		_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "", Email: ptr("ada@example.com")})
+		kctx, ksvc, _ := keyed(svc, "k1")
+		_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "", Email: ptr("ada@example.com")})
 		errorOf(t, err, payments.CodeInvalid)
-		kctx, idem := keyed("k1")
-		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
+		kctx, ksvc, idem := keyed(svc, "k1")
+		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
 		if idem.Replayed {
 			t.Error("a validation failure was stored under its key")
 		}
@@ -102,8 +128,8 @@ func TestIdempotency(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
 		for _, key := range []string{"", string(make([]byte, 256)), "clé", "tab\there"} {
-			kctx, _ := keyed(key)
-			_, err := svc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
+			kctx, ksvc, _ := keyed(svc, key)
+			_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
 			errorOf(t, err, payments.CodeInvalid)
 		}
 		if !payments.ValidIdempotencyKey(strings.Repeat("k", 255)) {
@@ -116,36 +142,36 @@ func TestIdempotency(t *testing.T) {
 		svc := mustOpen(t, payments.Options{Now: now, IdempotencyTTL: time.Hour})
 		p := mustPlatform(t, svc)
 		in := payments.NewUser{Name: "Ada", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460000")}
-		kctx, _ := keyed("k1")
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		kctx, ksvc, _ := keyed(svc, "k1")
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(59 * time.Minute))
-		kctx, idem := keyed("k1")
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || !idem.Replayed {
+		kctx, ksvc, idem := keyed(svc, "k1")
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || !idem.Replayed {
 			t.Errorf("within the TTL: %v, replayed %v", err, idem.Replayed)
 		}
 		set(now().Add(2 * time.Minute))
-		kctx, idem = keyed("k1")
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+		kctx, ksvc, idem = keyed(svc, "k1")
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
 			t.Errorf("after the TTL: %v, replayed %v", err, idem.Replayed)
 		}
 		if n := userCount(t, svc, p.PlatformID); n != 2 {
 			t.Errorf("%d users, want 2: the key expired", n)
 		}
 		// An expired key is free again even between the once-a-minute purges.
-		kctx, _ = keyed("k2") // stored at 61m, just after a purge
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		kctx, ksvc, _ = keyed(svc, "k2") // stored at 61m, just after a purge
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(59*time.Minute + 30*time.Second))
-		kctx, _ = keyed("k3") // a purge at 120m30s, k2 not expired yet
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		kctx, ksvc, _ = keyed(svc, "k3") // a purge at 120m30s, k2 not expired yet
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(42 * time.Second)) // k2 expired at 121m; the next purge is not due
-		kctx, idem = keyed("k2")
-		if _, err := svc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+		kctx, ksvc, idem = keyed(svc, "k2")
+		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
 			t.Errorf("an expired key between purges: %v, replayed %v", err, idem.Replayed)
 		}
 	})
@@ -162,8 +188,8 @@ func TestIdempotency(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				kctx, _ := keyed("k1")
-				_, results[i] = svc.CreateUser(kctx, p.PlatformID, in)
+				kctx, ksvc, _ := keyed(svc, "k1")
+				_, results[i] = ksvc.CreateUser(kctx, p.PlatformID, in)
 			}()
 		}
 		wg.Wait()
@@ -192,8 +218,8 @@ func TestIdempotency(t *testing.T) {
 		results := make([]error, len(payees))
 		for i := range results {
 			wg.Go(func() {
-				kctx, _ := keyed("k1")
-				payees[i], results[i] = svcs[i%2].CreatePayee(kctx, caller, in)
+				kctx, ksvc, _ := keyed(svcs[i%2], "k1")
+				payees[i], results[i] = ksvc.CreatePayee(kctx, caller, in)
 			})
 		}
 		wg.Wait()
@@ -221,13 +247,14 @@ func TestIdempotency(t *testing.T) {
 		idem := &payments.Idempotency{Key: "k1", Render: func(any, error, time.Time) (int, []byte) { panic("render failed") }}
 		func() {
 			defer func() { recover() }()
-			svc.CreateUser(payments.WithIdempotency(ctx, idem), p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
+			kctx, ksvc := keyedBy(svc, idem)
+			ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
 		}()
 		if n := userCount(t, svc, p.PlatformID); n != 0 {
 			t.Errorf("%d users: the change was kept without its outcome", n)
 		}
-		kctx, again := keyed("k1")
-		mustCreate(t, kctx, svc, p.PlatformID, "ada@example.com")
+		kctx, ksvc, again := keyed(svc, "k1")
+		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
 		if again.Replayed {
 			t.Error("an outcome was kept without its change")
 		}
@@ -261,7 +288,7 @@ func TestIdempotencyKeyRotation(t *testing.T) {
 	first := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}})
 	p := mustPlatform(t, first)
 	in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
-	u, err := first.CreateUser(payments.WithIdempotency(ctx, &payments.Idempotency{Key: "k1"}), p.PlatformID, in)
+	u, err := first.Idempotent(&payments.Idempotency{Key: "k1"}).CreateUser(ctx, p.PlatformID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +304,90 @@ func TestIdempotencyKeyRotation(t *testing.T) {
 	}
 	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey}})
 	idem := &payments.Idempotency{Key: "k1"}
-	again, err := svc.CreateUser(payments.WithIdempotency(ctx, idem), p.PlatformID, in)
+	again, err := svc.Idempotent(idem).CreateUser(ctx, p.PlatformID, in)
 	if err != nil || !idem.Replayed || again.UserID != u.UserID {
 		t.Errorf("after the rotation: %+v, %v, replayed %v; want %s replayed", again, err, idem.Replayed, u.UserID)
+	}
+}
+
+// A call through svc.Idempotent(idem) runs under idem.Key and reports its outcome in idem;
+// svc itself, and the service a scope is taken off again, stay without a key.
+func TestIdempotent(t *testing.T) {
+	ctx := context.Background()
+	// No unique column: a create that runs again makes another user.
+	ada := payments.NewUser{Name: "Ada", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460000")}
+	bob := payments.NewUser{Name: "Bob", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460001")}
+	keyed := func(svc *payments.Service, key string, platformID uuid.UUID, in payments.NewUser) (*payments.Idempotency, error) {
+		idem := &payments.Idempotency{Key: key}
+		_, err := svc.Idempotent(idem).CreateUser(ctx, platformID, in)
+		return idem, err
+	}
+	for _, tt := range []struct {
+		name string
+		// second is the call made after scoped.CreateUser(ctx, platformID, ada), where
+		// scoped is svc.Idempotent(first) and first's key is "k1". It returns the
+		// Idempotency its outcome is reported in: nil for a call without a key.
+		second       func(svc, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error)
+		wantCode     payments.Code // "": success
+		wantReplayed bool
+		wantUsers    int64
+	}{
+		{"OKSameKey", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			return keyed(svc, "k1", platformID, ada)
+		}, "", true, 1},
+		{"OKSameScope", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			_, err := scoped.CreateUser(ctx, platformID, ada)
+			return first, err
+		}, "", true, 1},
+		{"ErrSameKeyOtherInput", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			return keyed(svc, "k1", platformID, bob)
+		}, payments.CodeInvalid, false, 1},
+		{"ErrSameScopeOtherInput", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			// A replay first: the refusal that follows reports itself, not the replay.
+			if _, err := scoped.CreateUser(ctx, platformID, ada); err != nil || !first.Replayed {
+				return first, fmt.Errorf("replay: %v, replayed %v", err, first.Replayed)
+			}
+			_, err := scoped.CreateUser(ctx, platformID, bob)
+			return first, err
+		}, payments.CodeInvalid, false, 1},
+		{"OKOtherKey", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			return keyed(svc, "k2", platformID, ada)
+		}, "", false, 2},
+		{"OKServiceNotScoped", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			_, err := svc.CreateUser(ctx, platformID, ada)
+			return nil, err
+		}, "", false, 2},
+		{"OKScopeTakenOff", func(_, scoped *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			_, err := scoped.Idempotent(nil).CreateUser(ctx, platformID, ada)
+			return nil, err
+		}, "", false, 2},
+		{"OKScopeBeforeContext", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			other := &payments.Idempotency{Key: "k2"}
+			_, err := scoped.CreateUser(payments.WithIdempotency(ctx, other), platformID, ada)
+			if other.Replayed {
+				return other, fmt.Errorf("the context's key was used")
+			}
+			return first, err
+		}, "", true, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := mustOpen(t)
+			p := mustPlatform(t, svc)
+			first := &payments.Idempotency{Key: "k1"}
+			scoped := svc.Idempotent(first)
+			if _, err := scoped.CreateUser(ctx, p.PlatformID, ada); err != nil || first.Replayed {
+				t.Fatalf("first call: %v, replayed %v", err, first.Replayed)
+			}
+			idem, err := tt.second(svc, scoped, first, p.PlatformID)
+			if payments.ErrorCode(err) != tt.wantCode {
+				t.Errorf("second call: %v, want code %q", err, tt.wantCode)
+			}
+			if idem != nil && idem.Replayed != tt.wantReplayed {
+				t.Errorf("second call replayed %v, want %v", idem.Replayed, tt.wantReplayed)
+			}
+			if n := userCount(t, svc, p.PlatformID); n != tt.wantUsers {
+				t.Errorf("%d users, want %d", n, tt.wantUsers)
+			}
+		})
 	}
 }

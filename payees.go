@@ -61,7 +61,7 @@ func payeeFromRow(r queries.Payee) (Payee, error) {
 //
 // Returns CodeInvalid when the body fails validation.
 //
-// With an idempotency key in ctx (WithIdempotency), it creates the payee at most once.
+// Called through Idempotent(idem), it creates the payee at most once.
 func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
 	return once(ctx, s, userScope(caller.UserID), "CreatePayee", in, func(a *attempt) (Payee, error) {
 		return s.createPayee(ctx, a, caller, in)
@@ -102,7 +102,7 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the payee not the user's.
 //
-// With an idempotency key in ctx (WithIdempotency), it renames the payee at most once.
+// Called through Idempotent(idem), it renames the payee at most once.
 func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
 	return once(ctx, s, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(a *attempt) (Payee, error) {
 		return s.updatePayee(ctx, a, platformID, userID, in)

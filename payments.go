@@ -7,6 +7,11 @@
 // returns an *Error whose Code says what went wrong. The HTTP server in httpserver is a
 // thin layer over these methods; the engines are packages under internal/store, behind
 // the contract of package store.
+//
+// What changes a call is written where the call is: a write runs at most once per
+// idempotency key when made through a service scoped to the key,
+// svc.Idempotent(idem).CreateUser(ctx, platformID, in), which reports in idem whether its
+// outcome was replayed.
 package payments
 
 //go:generate env CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
@@ -89,6 +94,7 @@ const DefaultTimestampTolerance = 300 * time.Second
 // and carries what changes its calls where the call is written.
 type Service struct {
 	*core
+	idem *Idempotency // Idempotent: the key the write operations run under; nil for none
 }
 
 // core is what an open service and every scope of it share.

@@ -81,7 +81,7 @@ func userFromRow(r queries.User) (User, error) {
 // Returns CodeInvalid when the body fails validation and CodeConflict when the platform
 // already has a user with this email (compared case-insensitively).
 //
-// With an idempotency key in ctx (WithIdempotency), it creates the user at most once.
+// Called through Idempotent(idem), it creates the user at most once.
 func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
 	return once(ctx, s, platformScope(platformID), "CreateUser", in, func(a *attempt) (User, error) {
 		return s.createUser(ctx, a, platformID, in)
