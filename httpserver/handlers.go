@@ -51,15 +51,15 @@ func (s *server) success(data any, err error) (any, error) {
 }
 
 func (s *server) createPayee(ctx context.Context, c *call, in payments.NewPayee) (any, error) {
-	return s.success(s.svc.CreatePayee(ctx, c.caller, in))
+	return s.success(s.svc.Idempotent(c.idem).CreatePayee(ctx, c.caller, in))
 }
 
 func (s *server) updatePayee(ctx context.Context, c *call, in payments.PayeeRename) (any, error) {
-	return s.success(s.svc.UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(s.svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
 func (s *server) createUser(ctx context.Context, c *call, in payments.NewUser) (any, error) {
-	return s.success(s.svc.CreateUser(ctx, c.platform, in))
+	return s.success(s.svc.Idempotent(c.idem).CreateUser(ctx, c.platform, in))
 }
 
 // listUsers answers in List Users' own envelope.
@@ -83,7 +83,7 @@ func (s *server) getUser(ctx context.Context, c *call, _ none) (any, error) {
 }
 
 func (s *server) addBankAccount(ctx context.Context, c *call, in payments.NewBankAccount) (any, error) {
-	return s.success(s.svc.AddBankAccount(ctx, c.platform, in))
+	return s.success(s.svc.Idempotent(c.idem).AddBankAccount(ctx, c.platform, in))
 }
 
 func (s *server) getBankAccount(ctx context.Context, c *call, _ none) (any, error) {
@@ -91,15 +91,15 @@ func (s *server) getBankAccount(ctx context.Context, c *call, _ none) (any, erro
 }
 
 func (s *server) deleteCard(ctx context.Context, c *call, in payments.CardDeletion) (any, error) {
-	return s.success(s.svc.DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(s.svc.Idempotent(c.idem).DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
 func (s *server) addPayeeBank(ctx context.Context, c *call, in payments.NewPayeeBank) (any, error) {
-	return s.success(s.svc.AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(s.svc.Idempotent(c.idem).AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
 func (s *server) deletePayeeBank(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(nil, s.svc.DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
+	return s.success(nil, s.svc.Idempotent(c.idem).DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
 }
 
 func (s *server) listPayeeAddresses(ctx context.Context, c *call, _ none) (any, error) {

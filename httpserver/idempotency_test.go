@@ -1,11 +1,91 @@
 package httpserver_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/httpserver"
 )
+
+// Every route that changes something runs its operation under the request's
+// Idempotency-Key: sent twice with one key, the second request gets the first answer
+// back, marked replayed. (A route that forgot the key would run again: another id, or
+// the same refusal without the mark.)
+func TestIdempotencyEveryRoute(t *testing.T) {
+	ctx := context.Background()
+	svc, platform := freshService(t)
+	h := httpserver.NewWithOptions(svc, nil, unlimited)
+	user, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada", Email: new("ada@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := svc.CreateAPIKey(ctx, user.UserID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	caller, err := svc.AuthenticateAPIKey(ctx, key.APIKey.String(), key.APISecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payee, err := svc.CreatePayee(ctx, caller, payments.NewPayee{Name: "Ravi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	userID, payeeID, unknown := user.UserID.String(), payee.PayeeID.String(), uuid.NewString()
+	for _, tt := range []struct {
+		name, method, target, body string
+		userAPI                    bool
+		status                     int // of both answers
+	}{
+		{"Create Payee", "POST", "/api/user-api/payee/create", `{"name":"Priya Patel"}`, true, 200},
+		{"Update Payee", "PUT", "/api/platform/payee/update/" + userID, `{"payee_id":"` + payeeID + `","name":"Ravi K."}`, false, 200},
+		{"Create User", "POST", "/api/platform/users/create", `{"name":"Bob","email":"bob@example.com"}`, false, 200},
+		{"Add Bank Account", "POST", "/api/platform/accounts/add-account", `{"user_id":"` + userID + `","bank_name":"Chase",` +
+			`"account_number":"123456789","routing_number":"021000021","account_type":"PERSONAL_CHECKING"}`, false, 200},
+		{"Delete Card", "DELETE", "/api/platform/card/delete/" + userID, `{"card_id":"` + unknown + `"}`, false, 404},
+		{"Add Payee Bank", "POST", "/api/platform/cross-border/payee/bank/" + userID, `{"payee_id":"` + payeeID + `","account_number":"123456789012",` +
+			`"country":"IN","bank_acc_type":"savings","identifier_value":"HDFC0001234"}`, false, 200},
+		{"Delete Payee Bank", "DELETE", "/api/platform/cross-border/payee/bank/" + userID + "/" + unknown, "", false, 404},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			send := func() *httptest.ResponseRecorder {
+				var body []byte
+				if tt.body != "" {
+					body = []byte(tt.body)
+				}
+				req := httptest.NewRequest(tt.method, tt.target, bytes.NewReader(body))
+				if tt.userAPI {
+					req.Header.Set(payments.HeaderAPIKey, key.APIKey.String())
+					req.Header.Set(payments.HeaderAPISecret, key.APISecret)
+				} else {
+					req.Header.Set(payments.HeaderPlatformID, platform.PlatformID.String())
+					req.Header.Set(payments.HeaderSignature, payments.Sign(platform.Secret, tt.method, tt.target, body))
+				}
+				if body != nil {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				req.Header.Set("Idempotency-Key", "once")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				return rec
+			}
+			first, again := send(), send()
+			if first.Code != tt.status || first.Header().Get("Idempotent-Replayed") != "" {
+				t.Fatalf("first: %d %s, replayed %q; want %d", first.Code, first.Body, first.Header().Get("Idempotent-Replayed"), tt.status)
+			}
+			if again.Code != first.Code || again.Body.String() != first.Body.String() || again.Header().Get("Idempotent-Replayed") != "true" {
+				t.Errorf("again: %d %s, replayed %q; want the first answer replayed", again.Code, again.Body, again.Header().Get("Idempotent-Replayed"))
+			}
+		})
+	}
+}
 
 // BenchmarkIdempotency measures what an Idempotency-Key costs a create (the lookup, and the
 // outcome stored in the create's transaction) beside the same create without a key, and

@@ -118,6 +118,10 @@ type call struct {
 	platform uuid.UUID       // platform routes: the calling platform
 	caller   payments.Caller // user-API route: the key's user
 	req      payments.Request
+	// idem is the request's Idempotency-Key on a route that changes something (nil: none):
+	// the handler runs its operation through s.svc.Idempotent(c.idem), which reports the
+	// stored response in it.
+	idem *payments.Idempotency
 }
 
 // handlerFunc runs an operation of s and returns the whole response body.
@@ -172,15 +176,13 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 				c.req.Query[name] = values[len(values)-1] // the last one wins, as in Starlette
 			}
 		}
-		var idem *payments.Idempotency
 		if takesKey {
-			if idem, err = idempotency(r, raw); err != nil {
+			if c.idem, err = idempotency(r, raw); err != nil {
 				s.writeError(w, r, err)
 				return
 			}
-			if idem != nil {
-				idem.Render = s.render
-				ctx = payments.WithIdempotency(ctx, idem)
+			if c.idem != nil {
+				c.idem.Render = s.render
 			}
 		}
 		if body == withBody && len(raw) > largeBodyBytes {
@@ -192,7 +194,7 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			}
 		}
 		resp, err := h(s, ctx, c)
-		if idem != nil && idem.Body != nil { // the outcome stored under the key
+		if idem := c.idem; idem != nil && idem.Body != nil { // the outcome stored under the key
 			if idem.Replayed {
 				w.Header().Set(headerIdempotentReplayed, "true")
 			}
