@@ -39,8 +39,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Made idempotent where the call is written: sent again under the same key (a retry
+	// after a timeout), the call returns the same user and creates none.
 	email := "ada@example.com"
-	if _, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada Lovelace", Email: &email}); err != nil {
+	ada := payments.NewUser{Name: "Ada Lovelace", Email: &email}
+	if _, err := svc.Idempotent(&payments.Idempotency{Key: "create-ada"}).CreateUser(ctx, platform.PlatformID, ada); err != nil {
 		log.Fatal(err)
 	}
 
@@ -58,4 +61,47 @@ func Example() {
 	// platform: 00000000-0000-0000-0000-000000000001
 	// users: 1
 	// {"pw_id":1,"user_id":"00000000-0000-0000-0000-000000000002","name":"Ada Lovelace","email":"ada@example.com","phone_country_code":null,"phone":null,"created_at":"2026-01-02T15:04:05Z"}
+}
+
+// A retry of a create under its idempotency key returns what the first call returned, and
+// creates nothing; the same key with another request is refused. The scope reports in idem
+// whether the outcome was replayed. svc itself stays without a key.
+func ExampleService_Idempotent() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "payments-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	svc, err := payments.Open(ctx, filepath.Join(dir, "payments.db"), payments.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer svc.Close()
+	platform, err := svc.CreatePlatform(ctx, "Acme Payroll", payments.Sandbox)
+	if err != nil {
+		log.Fatal(err)
+	}
+	email := "ada@example.com"
+	ada := payments.NewUser{Name: "Ada Lovelace", Email: &email}
+
+	idem := &payments.Idempotency{Key: "create-ada"}
+	first, err := svc.Idempotent(idem).CreateUser(ctx, platform.PlatformID, ada)
+	fmt.Println("first:", err, idem.Replayed)
+
+	retry := &payments.Idempotency{Key: "create-ada"}
+	again, err := svc.Idempotent(retry).CreateUser(ctx, platform.PlatformID, ada)
+	fmt.Println("retry:", err, retry.Replayed, again.UserID == first.UserID)
+
+	other := &payments.Idempotency{Key: "create-ada"}
+	_, err = svc.Idempotent(other).CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Bob", Email: &email})
+	fmt.Println("other request:", payments.ErrorCode(err), payments.ErrorMessage(err))
+
+	_, err = svc.CreateUser(ctx, platform.PlatformID, ada)
+	fmt.Println("without a key:", payments.ErrorCode(err), payments.ErrorMessage(err))
+	// Output:
+	// first: <nil> false
+	// retry: <nil> true true
+	// other request: invalid This Idempotency-Key was already used with a different request.
+	// without a key: conflict A user with this email already exists.
 }
