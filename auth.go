@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -451,7 +452,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if name == "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "A platform needs a name.")
 	}
-	if problem := textProblem(name); problem != "" {
+	if problem := validate.TextProblem(name); problem != "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "Invalid platform name: %s.", problem)
 	}
 	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env,

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -68,11 +69,11 @@ func ProviderAccountType(bankAccType string) (string, error) {
 // countryRules is a country's compiled field rules, valid while its rule set is in force.
 type countryRules struct {
 	setID int64
-	v     *validator
+	v     *validate.Validator
 }
 
 // countryValidator returns the compiled field rules of a country of the rule set in force.
-func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, error) {
+func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validate.Validator, error) {
 	if c, ok := s.countryRules.Load(row.CountryCode); ok && c.(countryRules).setID == row.SetID {
 		return c.(countryRules).v, nil
 	}
@@ -83,7 +84,7 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validator, er
 	); err != nil {
 		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
 	}
-	v, err := s.schemas.forCountry(row.CountryCode, row.BankIdentifierType, mandatory, optional)
+	v, err := countryChecks(s.schemas, row.CountryCode, row.BankIdentifierType, mandatory, optional)
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +140,9 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		}
 		// The country rules see the body without its nulls (a null is a field left out);
 		// a mandatory field missing shows the body as sent.
-		doc := map[string]any{"path": stringMap(pathParams), "query": map[string]any{}, "body": withoutNulls(body)}
-		if err := rules.validate(payeeBankRequest, doc, nil); err != nil {
-			return missingShows(err, body)
+		fields, err := rules.ValidateBody(payeeBankRequest, withoutNulls(body))
+		if err := checked(missingShows(fields, body), err); err != nil {
+			return err
 		}
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

@@ -2,43 +2,25 @@ package payments
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/platform-payments/payments/internal/validate"
 )
 
 // Each limit and enumeration is written once: in schema/, or for what the schemas do not
 // hold, in one Go constant. What else names them is derived from there, or kept true here.
 
-// A Go table keyed by a schema's enumeration stops the validator from starting when the
-// two differ.
+// The Go tables keyed by a schema's enumeration agree with it: the validator would not
+// start otherwise (package validate's TestEnumTables shows it refusing one that differs).
 func TestEnumTables(t *testing.T) {
-	v, err := newValidator()
-	if err != nil {
+	if _, err := newValidator(); err != nil {
 		t.Fatalf("the tables disagree with the schemas: %v", err)
-	}
-	bankAccTypes := enumTables()[0]
-	for _, tc := range []struct {
-		name  string
-		table enumTable
-	}{
-		{"ErrTypeWithoutCode", enumTable{bankAccTypes.schema, bankAccTypes.pointer, []string{"savings", "current"}}},
-		{"ErrCodeWithoutType", enumTable{bankAccTypes.schema, bankAccTypes.pointer, []string{"savings", "current", "no_needed", "checking"}}},
-		{"ErrNoEnumeration", enumTable{bankAccTypes.schema, "/properties/body/properties/country/enum", []string{"IN"}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if err := v.checkEnumTables([]enumTable{tc.table}); err == nil {
-				t.Errorf("%v accepted for %s%s", tc.table.keys, tc.table.schema, tc.table.pointer)
-			}
-		})
-	}
-	// An optional enumeration's null is no value to key a table by.
-	if err := v.checkEnumTables([]enumTable{{"addresses_add.json", "/properties/body/properties/address_type/enum",
-		[]string{"residential", "business", "mailing"}}}); err != nil {
-		t.Error(err)
 	}
 }
 
@@ -72,18 +54,37 @@ func TestDecisionsClaims(t *testing.T) {
 	}
 	// refused reports whether the schema refuses body field value (other fields may fail).
 	refused := func(schema, field, value string) bool {
-		err := v.validate(schema, map[string]any{"body": map[string]any{field: value}}, nil)
-		e, _ := err.(*Error)
-		return e != nil && slices.ContainsFunc(e.Fields, func(f FieldError) bool {
+		fields, err := v.ValidateBody(schema, map[string]any{field: value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(fields, func(f FieldError) bool {
 			return len(f.Loc) == 2 && f.Loc[1] == field
 		})
+	}
+	// enum returns the enumeration at a JSON pointer of a schema file.
+	enum := func(t *testing.T, file string, pointer ...string) []any {
+		t.Helper()
+		raw, err := fs.ReadFile(RequestSchemas(), file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, err := validate.DecodeJSON(raw)
+		for _, p := range pointer {
+			m, _ := node.(map[string]any)
+			node = m[p]
+		}
+		values, ok := node.([]any)
+		if err != nil || !ok {
+			t.Fatalf("schema/%s has no enumeration at %v: %v", file, pointer, err)
+		}
+		return values
 	}
 
 	t.Run("CardBrands", func(t *testing.T) {
 		brands := strings.Split(claim(t, `\*\*Cards\*\*.*? brand \(([a-z, ]+)\)`)[0], ", ")
-		enum := asSlice(lookup(v.docs[schemaBaseURL+"cards_add.json"], splitPointer("/properties/body/properties/brand/enum")))
 		var want []string
-		for _, b := range enum {
+		for _, b := range enum(t, "cards_add.json", "properties", "body", "properties", "brand", "enum") {
 			want = append(want, b.(string))
 		}
 		if !slices.Equal(brands, want) {
@@ -117,14 +118,14 @@ func TestDecisionsClaims(t *testing.T) {
 				t.Errorf("docs/decisions.md: %d rows by default, DefaultRowsPerPage %d", n, DefaultRowsPerPage)
 			}
 		}
-		rows := lookup(v.docs[schemaBaseURL+"users_list.json"], splitPointer("/properties/body/properties/rows_per_page/enum"))
-		if !slices.ContainsFunc(asSlice(rows), func(r any) bool { return r != nil && asInt(r) == DefaultRowsPerPage }) {
+		rows := enum(t, "users_list.json", "properties", "body", "properties", "rows_per_page", "enum")
+		if !slices.Contains(rows, any(json.Number(strconv.Itoa(DefaultRowsPerPage)))) {
 			t.Errorf("DefaultRowsPerPage %d is not a rows_per_page schema/users_list.json accepts: %v", DefaultRowsPerPage, rows)
 		}
 	})
 	t.Run("Nesting", func(t *testing.T) {
-		if n := number(t, claim(t, `Nesting deeper than (\d+) levels`)[0]); n != maxJSONDepth {
-			t.Errorf("docs/decisions.md: nesting deeper than %d levels, maxJSONDepth %d", n, maxJSONDepth)
+		if n := number(t, claim(t, `Nesting deeper than (\d+) levels`)[0]); n != validate.MaxDepth {
+			t.Errorf("docs/decisions.md: nesting deeper than %d levels, validate.MaxDepth %d", n, validate.MaxDepth)
 		}
 	})
 	t.Run("BankIdentifierTypes", func(t *testing.T) {

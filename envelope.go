@@ -3,6 +3,8 @@ package payments
 import (
 	"errors"
 	"fmt"
+
+	"github.com/platform-payments/payments/internal/validate"
 )
 
 // Code classifies an error. The HTTP layer maps each code to one status and nothing else
@@ -39,13 +41,8 @@ func (e *Error) Error() string {
 
 // FieldError is one validation failure, shaped as a pydantic v2 error entry so that the
 // 422 body of the HTTP API is the list of these as they are.
-type FieldError struct {
-	Type  string         `json:"type"`
-	Loc   []any          `json:"loc"`
-	Msg   string         `json:"msg"`
-	Input any            `json:"input"`
-	Ctx   map[string]any `json:"ctx,omitempty"`
-}
+// Its fields: Type, Loc, Msg, Input and Ctx (left out of the JSON when empty).
+type FieldError = validate.FieldError
 
 // Errorf returns an *Error with the given code and formatted message.
 func Errorf(code Code, format string, args ...any) *Error {

@@ -29,7 +29,7 @@ func (s *Service) AccountIndex(userID, routingNumber, accountNumber string) []by
 }
 
 // Validations returns how many requests the service has validated against their schemas.
-func Validations(s *Service) int64 { return s.schemas.validations.Load() }
+func Validations(s *Service) int64 { return s.schemas.Validations() }
 
 // Write runs fn as one write operation, in a batch, as the service's operations do.
 func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {

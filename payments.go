@@ -29,6 +29,7 @@ import (
 
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -109,7 +110,7 @@ type core struct {
 	// through write, read and query.
 	store store.Store
 
-	schemas *validator
+	schemas *validate.Validator
 
 	// keys seal and open stored secrets; index computes the blind index of account
 	// numbers. Both are set at Open and never change.

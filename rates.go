@@ -4,11 +4,12 @@ import (
 	"context"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
 // localTimeLayout is how apply_time is written: UTC, without an offset.
-const localTimeLayout = "2006-01-02T15:04:05"
+const localTimeLayout = validate.LocalTimeLayout
 
 // ExchangeRate is one entry of the rates history: how many units of the payout currency
 // one unit of the base currency buys from ApplyTime on.

@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -12,9 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -65,12 +63,12 @@ const payeeBankRequest = "payee_banks_add"
 // the types are written: the validator refuses to start when the two differ (enumTables).
 var dataTypes = map[string]struct {
 	field string
-	check func(value, country string, length int) string // see ibanProblem
+	check func(value, country string, length int) string // see validate.IBANProblem
 }{
 	"string":  {},
 	"numeric": {check: digitsProblem},
-	"iban":    {field: "account_number", check: ibanProblem},
-	"clabe":   {field: "account_number", check: func(s, _ string, _ int) string { return clabeProblem(s) }},
+	"iban":    {field: "account_number", check: validate.IBANProblem},
+	"clabe":   {field: "account_number", check: func(s, _ string, _ int) string { return validate.CLABEProblem(s) }},
 	"ifsc":    {field: "identifier_value", check: ifscProblem},
 	"country": {field: "country"},
 	"enum":    {field: "bank_acc_type"},
@@ -234,15 +232,15 @@ func rulesFault(format string, args ...any) error {
 
 // parsePayeeRules checks a rules file as a whole and returns its rules, with each
 // country's field rules compiled.
-func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validator, error) {
+func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validate.Validator, error) {
 	rules, err := s.decodePayeeRules(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	limits := s.schemas.ruleTagLimits()
-	required := s.schemas.requiredBankFields()
+	limits := ruleTagLimits(s.schemas)
+	required := requiredBankFields(s.schemas)
 	countries := map[string]PayeeRules{}
-	compiled := map[string]*validator{}
+	compiled := map[string]*validate.Validator{}
 	pairs := map[string]bool{}
 	for i, r := range rules {
 		at := fmt.Sprintf("entry %d (%s/%s)", i, r.CountryCode, r.Account.PayoutCurrency)
@@ -261,7 +259,7 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validat
 			continue // the country's other entries have the same field rules: compiled already
 		}
 		countries[r.CountryCode] = r
-		v, err := s.schemas.forCountry(r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields)
+		v, err := countryChecks(s.schemas, r.CountryCode, r.BankIdentifierType, r.MandatoryFields, r.OptionalFields)
 		if err != nil {
 			return nil, nil, rulesFault("%s: %v.", at, err)
 		}
@@ -273,14 +271,14 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validat
 // decodePayeeRules reads a rules file: JSON that meets schema/payee_rules_load.json, each
 // failure told as "entry PATH: message".
 func (s *Service) decodePayeeRules(raw []byte) ([]PayeeRules, error) {
-	doc, fe := parseBody(raw)
+	doc, fe := validate.ParseBody(raw)
 	if fe != nil {
 		return nil, rulesFault("not JSON: %s at character %v.", fe.Ctx["error"], fe.Loc[1])
 	}
-	err := s.schemas.validate("payee_rules_load", map[string]any{"path": map[string]any{}, "query": map[string]any{}, "body": doc}, nil)
-	if pe, ok := err.(*Error); ok && len(pe.Fields) > 0 {
+	fields, err := s.schemas.ValidateBody("payee_rules_load", doc)
+	if len(fields) > 0 {
 		var where []string
-		for _, f := range pe.Fields {
+		for _, f := range fields {
 			path := make([]string, 0, len(f.Loc))
 			for _, p := range f.Loc[1:] {
 				path = append(path, fmt.Sprint(p))
@@ -352,24 +350,14 @@ func sameFieldRules(a, b PayeeRules) bool {
 		slices.Equal(a.MandatoryFields, b.MandatoryFields) && slices.Equal(a.OptionalFields, b.OptionalFields)
 }
 
-// requestBody returns the body schema node of a request schema file.
-func (v *validator) requestBody(request string) map[string]any {
-	body, _ := lookup(v.docs[schemaBaseURL+request+".json"], []string{"properties", "body"}).(map[string]any)
-	return body
-}
-
 // ruleTagLimits maps every field a rule may govern (the fields of the payee bank and
 // address requests) to the request's own maximum length (0 when it has none of its own).
-func (v *validator) ruleTagLimits() map[string]int {
+func ruleTagLimits(v *validate.Validator) map[string]int {
 	limits := map[string]int{}
 	for _, request := range []string{"addresses_add", payeeBankRequest} {
-		props, _ := v.requestBody(request)["properties"].(map[string]any)
-		for field, p := range props {
-			node, _ := p.(map[string]any)
-			limits[field] = 0
-			if n, ok := node["maxLength"]; ok {
-				limits[field] = int(asInt(n))
-			}
+		fields, _ := v.BodyFields(request)
+		for _, f := range fields {
+			limits[f.Name] = f.MaxLength
 		}
 	}
 	delete(limits, "payee_id") // the payee, not a field of the payee's bank
@@ -378,70 +366,44 @@ func (v *validator) ruleTagLimits() map[string]int {
 
 // requiredBankFields lists the payee bank fields every country must make mandatory: those
 // the request itself requires.
-func (v *validator) requiredBankFields() []string {
+func requiredBankFields(v *validate.Validator) []string {
 	var out []string
-	for _, r := range asSlice(v.requestBody(payeeBankRequest)["required"]) {
+	_, required := v.BodyFields(payeeBankRequest)
+	for _, r := range required {
 		if r != "payee_id" {
-			out = append(out, r.(string))
+			out = append(out, r)
 		}
 	}
 	return out
 }
 
-// forCountry compiles a country's field rules into a validator of Add Payee Bank
-// documents: a JSON Schema requiring the mandatory fields, with a format per field that
-// checks the country's length and data type, or refuses a field the country does not
-// list. Failures come out as the request's own: missing, or value_error, at the field.
-func (v *validator) forCountry(country, identifierType string, mandatory, optional []FieldRule) (*validator, error) {
+// countryChecks compiles a country's field rules into a validator of Add Payee Bank
+// bodies: the mandatory fields are required, and each field has a check of the country's
+// length and data type, or refuses it when the country does not list it. Failures come
+// out as the request's own: missing, or value_error, at the field.
+func countryChecks(v *validate.Validator, country, identifierType string, mandatory, optional []FieldRule) (*validate.Validator, error) {
 	rules := map[string]FieldRule{}
 	for _, f := range append(append([]FieldRule{}, mandatory...), optional...) {
 		rules[f.Tag] = f
 	}
-	props, _ := v.requestBody(payeeBankRequest)["properties"].(map[string]any)
-	cv := &validator{
-		schemas: map[string]*jsonschema.Schema{},
-		docs:    map[string]any{},
-		order:   map[string]map[string]int{payeeBankRequest: v.order[payeeBankRequest]},
-		formats: map[string]format{},
-	}
-	fields := map[string]any{}
-	for field := range props {
-		if field == "payee_id" {
+	fields, _ := v.BodyFields(payeeBankRequest)
+	declared := map[string]bool{}
+	checks := map[string]validate.Check{}
+	for _, f := range fields {
+		declared[f.Name] = true
+		if f.Name == "payee_id" {
 			continue
 		}
-		name := "payee-rule/" + country + "/" + field
-		rule, listed := rules[field]
-		cv.formats[name] = valueErrorFormat(ruleProblem(country, field, identifierType, rule, listed))
-		fields[field] = map[string]any{"format": name}
+		rule, listed := rules[f.Name]
+		checks[f.Name] = ruleProblem(country, f.Name, identifierType, rule, listed)
 	}
-	var required []any
+	var required []string
 	for _, f := range mandatory {
-		if _, ok := props[f.Tag]; ok {
+		if declared[f.Tag] {
 			required = append(required, f.Tag)
 		}
 	}
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"body": map[string]any{"type": "object", "properties": fields, "required": required},
-		},
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	url := "file:///payee-rules/" + country + ".json"
-	if cv.docs[url], err = decodeJSON(raw); err != nil {
-		return nil, err
-	}
-	c := cv.compiler()
-	if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-		return nil, err
-	}
-	if cv.schemas[payeeBankRequest], err = c.Compile(url); err != nil {
-		return nil, err
-	}
-	return cv, nil
+	return v.BodyChecks(payeeBankRequest, required, checks)
 }
 
 // ruleProblem returns the check of one payee bank field under a country's rules.

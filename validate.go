@@ -1,38 +1,24 @@
 package payments
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
-	"strings"
-	"sync/atomic"
-	"unicode/utf8"
+	"slices"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/platform-payments/payments/internal/validate"
 )
 
 // Request validation. Each request (path parameters, query parameters and JSON body) has
-// one JSON Schema file in schema/, validating the document
-//
-//	{"path": {...}, "query": {...}, "body": ...}
-//
-// so that an error's instance location is already the API's loc ("body", "email"), and
-// path errors sort before query errors before body errors. The files own every length,
-// pattern and enumeration; this file only turns the validator's error tree into pydantic
-// v2 error entries.
+// one JSON Schema file in schema/, which owns every length, pattern and enumeration of it;
+// package validate compiles them once, at Open, and turns a failure into the pydantic v2
+// entries of the API's 422. This file decides what is validated, and when: once per
+// request.
 
 //go:embed schema/*.json
 var schemaFiles embed.FS
-
-const schemaBaseURL = "file:///schema/"
-
-// maxJSONDepth bounds the nesting of a request body.
-const maxJSONDepth = 32
 
 // Request is a request as a client sent it, before validation.
 type Request struct {
@@ -42,156 +28,19 @@ type Request struct {
 	Body []byte
 }
 
-type validator struct {
-	schemas map[string]*jsonschema.Schema // request schemas by name (file name without .json)
-	docs    map[string]any                // every schema document by URL, to read keyword values
-	order   map[string]map[string]int     // request name -> "section/field" -> declaration index
-	formats map[string]format             // the formats the schemas may name
-	rules   map[string][]bodyRule         // request name -> the rules over its body, in order
-	// uuidOnly lists, for each request whose only input is path parameters that are all
-	// required UUIDs, those parameters: such a request is checked by a compiled fast path.
-	uuidOnly map[string][]string
-
-	validations atomic.Int64 // requests validated so far: each once
+// newValidator compiles the request schemas, checking the Go tables keyed by their
+// enumerations against them.
+func newValidator() (*validate.Validator, error) {
+	return validate.New(RequestSchemas(), enumTables()...)
 }
 
-func newValidator() (*validator, error) {
-	v := &validator{
-		schemas:  map[string]*jsonschema.Schema{},
-		docs:     map[string]any{},
-		order:    map[string]map[string]int{},
-		uuidOnly: map[string][]string{},
-		formats:  formats,
+// enumTables are the Go tables keyed by a schema's enumeration. The validator refuses to
+// start when one and its enumeration differ, so neither changes without the other.
+func enumTables() []validate.EnumTable {
+	return []validate.EnumTable{
+		{Schema: "payee_banks_add.json", Pointer: "/properties/body/properties/bank_acc_type/enum", Keys: slices.Collect(maps.Keys(providerAccountTypes))},
+		{Schema: "payee_rules_load.json", Pointer: "/$defs/field/properties/data_type/enum", Keys: slices.Collect(maps.Keys(dataTypes))},
 	}
-	c := v.compiler()
-	entries, err := schemaFiles.ReadDir("schema")
-	if err != nil {
-		return nil, err
-	}
-	raws := map[string][]byte{}
-	for _, e := range entries {
-		raw, err := schemaFiles.ReadFile("schema/" + e.Name())
-		if err != nil {
-			return nil, err
-		}
-		url := schemaBaseURL + e.Name()
-		doc, err := decodeJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		v.docs[url] = doc
-		raws[e.Name()] = raw
-	}
-	// The rules over a body run once it meets the rest of its schema (bodyrules.go).
-	changed, rules, err := takeBodyRules(v.docs)
-	if err != nil {
-		return nil, err
-	}
-	for file, raw := range raws {
-		url := schemaBaseURL + file
-		if withoutRules, ok := changed[url]; ok {
-			raw = withoutRules
-		}
-		if err := c.AddResource(url, bytes.NewReader(raw)); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-	}
-	if err := v.compileBodyRules(c, rules); err != nil {
-		return nil, err
-	}
-	for file, raw := range raws {
-		if file == "defs.json" {
-			continue // shared definitions, not a request
-		}
-		name := strings.TrimSuffix(file, ".json")
-		sch, err := c.Compile(schemaBaseURL + file)
-		if err != nil {
-			return nil, err
-		}
-		v.schemas[name] = sch
-		if v.order[name], err = declarationOrder(raw); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		if params := uuidPathParams(v.docs[schemaBaseURL+file]); params != nil {
-			v.uuidOnly[name] = params
-		}
-	}
-	if err := v.checkEnumTables(enumTables()); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// compiler returns a schema compiler that knows v's formats and loads nothing from outside.
-func (v *validator) compiler() *jsonschema.Compiler {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	c.LoadURL = func(s string) (io.ReadCloser, error) {
-		return nil, fmt.Errorf("schema %s is not embedded", s)
-	}
-	for name, f := range v.formats {
-		c.Formats[name] = f.valid
-	}
-	return c
-}
-
-// declarationOrder maps "section/field" to the field's position in the schema file, the
-// order in which pydantic reports a model's fields.
-func declarationOrder(raw []byte) (map[string]int, error) {
-	var top struct {
-		Properties map[string]struct {
-			Properties json.RawMessage `json:"properties"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, err
-	}
-	order := map[string]int{}
-	for section, s := range top.Properties {
-		for i, field := range objectKeys(s.Properties) {
-			order[section+"/"+field] = i
-		}
-	}
-	return order, nil
-}
-
-// objectKeys returns the member names of the JSON object raw in the order they are
-// written. raw must be valid JSON; one pass, and no allocation beyond the names.
-func objectKeys(raw []byte) []string {
-	var keys []string
-	depth, expectKey := 0, false
-	for i := 0; i < len(raw); i++ {
-		switch raw[i] {
-		case '{':
-			depth++
-			expectKey = depth == 1
-		case '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ',':
-			expectKey = depth == 1
-		case '"':
-			end, escaped := i+1, false
-			for ; end < len(raw) && raw[end] != '"'; end++ {
-				if raw[end] == '\\' {
-					escaped = true
-					end++
-				}
-			}
-			if depth == 1 && expectKey {
-				key := string(raw[i+1 : end])
-				if escaped {
-					json.Unmarshal(raw[i:end+1], &key) // #nosec G104 -- raw is valid JSON, so is the string
-				}
-				keys = append(keys, key)
-				expectKey = false
-			}
-			i = end
-		}
-	}
-	return keys
 }
 
 // DecodeRequest validates req against the request schema of dst, a request value of the
@@ -211,17 +60,8 @@ func (s *Service) DecodeRequest(req Request, dst any) error {
 // value remembers what it was validated as (see decoded). It returns a CodeInvalid *Error
 // carrying the API's 422 entries.
 func (s *Service) Decode(name string, req Request, dst any) error {
-	doc := map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}
-	if len(req.Body) > 0 {
-		body, fe := parseBody(req.Body)
-		if fe != nil {
-			return invalid(*fe)
-		}
-		if body != nil { // a JSON null body is no body, as FastAPI has it
-			doc["body"] = body
-		}
-	}
-	if err := s.schemas.validate(name, doc, req.Body); err != nil {
+	body, fields, err := s.schemas.Validate(name, req.Path, req.Query, req.Body)
+	if err := checked(fields, err); err != nil {
 		return err
 	}
 	if dst != nil && len(req.Body) > 0 {
@@ -229,7 +69,7 @@ func (s *Service) Decode(name string, req Request, dst any) error {
 			return fmt.Errorf("payments: decode %s body after validation: %w", name, err)
 		}
 		if v, ok := dst.(requestValue); ok {
-			fields, _ := doc["body"].(map[string]any)
+			fields, _ := body.(map[string]any)
 			v.mark(&decoded{schema: name, path: req.Path, query: req.Query, fields: fields})
 		}
 	}
@@ -279,7 +119,8 @@ type requestKey struct{}
 func (s *Service) validateAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
 	if req, ok := ctx.Value(requestKey{}).(*Request); ok && len(req.Body) == 0 &&
 		sameValues(req.Path, path) && sameValues(req.Query, query) {
-		return s.schemas.validate(name, map[string]any{"path": stringMap(req.Path), "query": stringMap(req.Query)}, nil)
+		_, fields, err := s.schemas.Validate(name, req.Path, req.Query, nil)
+		return checked(fields, err)
 	}
 	for _, k := range optional {
 		if query[k] == "" {
@@ -313,24 +154,16 @@ func (s *Service) validate(name string, pathParams, query map[string]string, bod
 			return d.fields, nil // validated once, by Decode
 		}
 	}
-	if body == nil && len(query) == 0 && s.schemas.uuidPath(name, pathParams) {
-		return nil, nil // what the schema would say; a failure takes the schema's path for its 422
-	}
-	doc := map[string]any{"path": stringMap(pathParams), "query": stringMap(query)}
-	var bodyMap map[string]any
+	var raw []byte // the body as JSON, so that it meets the same schema as an HTTP body
 	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
 			return nil, fmt.Errorf("payments: encode %s body: %w", name, err)
 		}
-		decoded, err := decodeJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("payments: decode %s body: %w", name, err)
-		}
-		doc["body"] = decoded
-		bodyMap, _ = decoded.(map[string]any)
 	}
-	return bodyMap, s.schemas.validate(name, doc, nil)
+	value, fields, err := s.schemas.Validate(name, pathParams, query, raw)
+	bodyMap, _ := value.(map[string]any)
+	return bodyMap, checked(fields, err)
 }
 
 // withoutNulls returns the members of body that are not null: the fields a client gave.
@@ -344,184 +177,28 @@ func withoutNulls(body map[string]any) map[string]any {
 	return out
 }
 
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
+// checked is the error of a validation: fields, the 422 entries of a request that fails,
+// as a CodeInvalid *Error; err, a fault of ours.
+func checked(fields []FieldError, err error) error {
+	if err != nil {
+		return err
 	}
-	return out
+	if len(fields) > 0 {
+		return invalid(fields...)
+	}
+	return nil
 }
 
 func invalid(fields ...FieldError) *Error {
 	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
 }
 
-// ruleError is the entry of a rule over a whole object (pydantic's model validators): a
-// value_error at loc with the object, as the client sent it, as its input.
-func ruleError(input any, msg string, loc ...any) FieldError {
-	return FieldError{
-		Type:  "value_error",
-		Loc:   loc,
-		Msg:   "Value error, " + msg,
-		Input: input,
-		Ctx:   map[string]any{"error": map[string]any{}},
-	}
-}
-
-// missingShows makes the missing entries of err show input, the enclosing body.
-func missingShows(err error, input map[string]any) error {
-	var e *Error
-	if errors.As(err, &e) {
-		for i := range e.Fields {
-			if e.Fields[i].Type == "missing" {
-				e.Fields[i].Input = input
-			}
+// missingShows makes the missing entries of fields show input, the enclosing body.
+func missingShows(fields []FieldError, input map[string]any) []FieldError {
+	for i := range fields {
+		if fields[i].Type == "missing" {
+			fields[i].Input = input
 		}
 	}
-	return err
-}
-
-func decodeJSON(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// parseBody decodes a request body, reporting malformed JSON, invalid UTF-8 and excessive
-// nesting as pydantic's json_invalid at the character offset of the fault.
-func parseBody(raw []byte) (any, *FieldError) {
-	if !utf8.Valid(raw) {
-		i := 0
-		for i < len(raw) {
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			i += size
-		}
-		return nil, jsonInvalid(utf8.RuneCount(raw[:i]), "Invalid UTF-8")
-	}
-	// encoding/json is the fast judge of the well-formed; the scanner, bounded in depth,
-	// says where a refused text goes wrong (or where it nests too deep), as Python would.
-	// Both cost one pass and memory bounded by maxJSONDepth, whatever the body.
-	if tooDeep(raw) || !json.Valid(raw) {
-		pos, msg, ok := jsonSyntaxError(raw)
-		if !ok { // both refused it: only a fault of ours gets here
-			pos, msg = 0, "Expecting value"
-		}
-		return nil, jsonInvalid(pos, msg)
-	}
-	v, err := decodeJSON(raw)
-	if err != nil { // json.Valid said it is valid: only a fault of ours gets here
-		return nil, jsonInvalid(0, err.Error())
-	}
-	return v, nil
-}
-
-// jsonInvalid is pydantic's entry for a body that is not JSON, at a character offset.
-func jsonInvalid(charOffset int, reason string) *FieldError {
-	return &FieldError{
-		Type:  "json_invalid",
-		Loc:   []any{"body", charOffset},
-		Msg:   "JSON decode error",
-		Input: map[string]any{},
-		Ctx:   map[string]any{"error": reason},
-	}
-}
-
-// uuidPathParams returns the path parameters of a request schema whose only input is
-// path parameters that are all required UUIDs (the defs.json uuid), or nil for any other.
-func uuidPathParams(doc any) []string {
-	top, _ := doc.(map[string]any)
-	props, _ := top["properties"].(map[string]any)
-	path, _ := props["path"].(map[string]any)
-	if len(props) != 1 || path == nil {
-		return nil
-	}
-	params, _ := path["properties"].(map[string]any)
-	required := asSlice(path["required"])
-	if len(params) == 0 || len(required) != len(params) {
-		return nil
-	}
-	var names []string
-	for _, r := range required {
-		name, _ := r.(string)
-		p, _ := params[name].(map[string]any)
-		if len(p) != 2 || p["type"] != "string" || p["$ref"] != "defs.json#/$defs/uuid" {
-			return nil
-		}
-		names = append(names, name)
-	}
-	return names
-}
-
-// uuidPath validates a request of name made of path alone, when name is a uuidOnly
-// request and every parameter is a UUID in a form the uuid format takes: the fast path,
-// counted as the request's validation. It reports false (and counts nothing) when the
-// schema must decide, for the 422 it answers.
-func (v *validator) uuidPath(name string, path map[string]string) bool {
-	params, ok := v.uuidOnly[name]
-	if !ok || len(path) != len(params) {
-		return false
-	}
-	for _, p := range params {
-		s, ok := path[p]
-		if !ok || uuidProblem(s) != "" {
-			return false
-		}
-	}
-	v.validations.Add(1)
-	return true
-}
-
-// tooDeep reports whether the JSON raw opens an array or object deeper than maxJSONDepth.
-// It is checked before json.Valid, which would keep a stack as deep as the text nests; for
-// a malformed text it is only a hint, and jsonSyntaxError settles which fault comes first.
-func tooDeep(raw []byte) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range raw {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > maxJSONDepth {
-				return true
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return false
-}
-
-// validate checks doc against the named request schema. rawBody is the body as the client
-// wrote it (nil for a Go caller's), which orders the entries of undeclared fields.
-func (v *validator) validate(name string, doc map[string]any, rawBody []byte) error {
-	v.validations.Add(1)
-	sch, ok := v.schemas[name]
-	if !ok {
-		return fmt.Errorf("payments: no request schema %q", name)
-	}
-	err := sch.Validate(doc)
-	if err == nil {
-		return v.validateBodyRules(name, doc["body"])
-	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("payments: validate %s: %w", name, err)
-	}
-	return invalid(v.fieldErrors(name, doc, ve, rawBody)...)
+	return fields
 }

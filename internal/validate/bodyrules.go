@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"encoding/json"
@@ -118,7 +118,7 @@ func ruleReason(docs map[string]any, target string) string {
 }
 
 // compileBodyRules compiles the rules of each request.
-func (v *validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]string) error {
+func (v *Validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]string) error {
 	v.rules = map[string][]bodyRule{}
 	for name, targets := range rules {
 		for _, target := range targets {
@@ -134,15 +134,27 @@ func (v *validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]
 
 // validateBodyRules runs the rules of the named request on body, which meets the rest of its
 // schema: the first failing one is the 422.
-func (v *validator) validateBodyRules(name string, body any) error {
+func (v *Validator) validateBodyRules(name string, body any) ([]FieldError, error) {
 	for _, r := range v.rules[name] {
 		err := r.schema.Validate(body)
 		if _, failed := err.(*jsonschema.ValidationError); failed {
-			return invalid(ruleError(body, r.reason, "body"))
+			return []FieldError{ruleError(body, r.reason, "body")}, nil
 		}
 		if err != nil {
-			return fmt.Errorf("payments: validate %s: %w", name, err)
+			return nil, fmt.Errorf("payments: validate %s: %w", name, err)
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// ruleError is the entry of a rule over a whole object (pydantic's model validators): a
+// value_error at loc with the object, as the client sent it, as its input.
+func ruleError(input any, msg string, loc ...any) FieldError {
+	return FieldError{
+		Type:  "value_error",
+		Loc:   loc,
+		Msg:   "Value error, " + msg,
+		Input: input,
+		Ctx:   map[string]any{"error": map[string]any{}},
+	}
 }

@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"slices"
@@ -60,10 +60,7 @@ func TestTakeBodyRules(t *testing.T) {
 
 // The schemas' rules are the contact rules: Create User's two, Create Payee's one.
 func TestBodyRulesOfTheSchemas(t *testing.T) {
-	v, err := newValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := testValidator(t)
 	reasons := func(name string) (out []string) {
 		for _, r := range v.rules[name] {
 			out = append(out, r.reason)

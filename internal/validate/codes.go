@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"fmt"
@@ -53,12 +53,13 @@ func countryProblem(s string) string {
 	return ""
 }
 
-// ibanProblem and clabeProblem say what is wrong with an account number, as the end of a
-// sentence naming the field.
+// IBANProblem and CLABEProblem say what is wrong with an account number, as the end of a
+// sentence naming the field ("" when nothing is): the checks of the payee rules' data
+// types.
 
-// ibanProblem checks an IBAN of the given country and length: the country prefix, the
+// IBANProblem checks an IBAN of the given country and length: the country prefix, the
 // length, letters and digits only, and the ISO 13616 mod-97 check digits.
-func ibanProblem(iban, country string, length int) string {
+func IBANProblem(iban, country string, length int) string {
 	switch {
 	case !strings.HasPrefix(iban, country):
 		return fmt.Sprintf("must be an IBAN starting with %s", country)
@@ -83,9 +84,9 @@ func ibanProblem(iban, country string, length int) string {
 	return ""
 }
 
-// clabeProblem checks a Mexican CLABE: 18 digits, the last a check digit over the first
+// CLABEProblem checks a Mexican CLABE: 18 digits, the last a check digit over the first
 // 17 with weights 3, 7, 1.
-func clabeProblem(clabe string) string {
+func CLABEProblem(clabe string) string {
 	if len(clabe) != 18 || strings.Trim(clabe, "0123456789") != "" {
 		return "must be a CLABE of exactly 18 digits"
 	}

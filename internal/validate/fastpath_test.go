@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"slices"
@@ -10,10 +10,7 @@ import (
 // says, for every form of id; a failure always takes the schema's path, so its 422 is the
 // schema's.
 func TestUUIDFastPath(t *testing.T) {
-	v, err := newValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := testValidator(t)
 	var names []string
 	for name := range v.uuidOnly {
 		names = append(names, name)
@@ -42,10 +39,7 @@ func TestUUIDFastPath(t *testing.T) {
 // The fast path takes a request only with every parameter of its route, each a UUID: a
 // missing or extra parameter, or a request the fast path does not know, goes to the schema.
 func TestUUIDFastPathParameters(t *testing.T) {
-	v, err := newValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := testValidator(t)
 	const id = "7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"
 	for _, c := range []struct {
 		name string
@@ -60,12 +54,12 @@ func TestUUIDFastPathParameters(t *testing.T) {
 		{"users_get", nil, false},
 		{"users_create", map[string]string{}, false},
 	} {
-		before := v.validations.Load()
+		before := v.Validations()
 		fast := v.uuidPath(c.name, c.path)
 		if fast != c.fast {
 			t.Errorf("%s %v: fast path %v, want %v", c.name, c.path, fast, c.fast)
 		}
-		if counted := v.validations.Load() - before; counted != map[bool]int64{true: 1}[fast] {
+		if counted := v.Validations() - before; counted != map[bool]int64{true: 1}[fast] {
 			t.Errorf("%s %v: %d validations counted", c.name, c.path, counted)
 		}
 	}

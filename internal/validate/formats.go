@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"encoding/json"
@@ -18,6 +18,10 @@ type format struct {
 	valid    func(any) bool
 	describe func(fe *FieldError, value any)
 }
+
+// LocalTimeLayout is the layout of the local-date-time format: a date and time in UTC,
+// without an offset.
+const LocalTimeLayout = "2006-01-02T15:04:05"
 
 var formats = map[string]format{
 	// A UUID in any form pydantic's UUID type takes: hyphenated, simple (32 hex digits),
@@ -45,8 +49,8 @@ var formats = map[string]format{
 		}
 		return ""
 	}),
-	// Free text that ends up on payouts, statements and screens: see textProblem.
-	"text":           valueErrorFormat(textProblem),
+	// Free text that ends up on payouts, statements and screens: see TextProblem.
+	"text":           valueErrorFormat(TextProblem),
 	"iso4217":        valueErrorFormat(currencyProblem),
 	"iso3166-alpha2": valueErrorFormat(countryProblem),
 	// A decimal greater than zero (the pattern has checked its digits).
@@ -59,7 +63,7 @@ var formats = map[string]format{
 	// A calendar date and time without offset, YYYY-MM-DDTHH:MM:SS (the pattern has
 	// checked its shape).
 	"local-date-time": valueErrorFormat(func(s string) string {
-		if _, err := time.Parse(localTimeLayout, s); err != nil {
+		if _, err := time.Parse(LocalTimeLayout, s); err != nil {
 			return "not a valid date and time"
 		}
 		return ""
@@ -77,7 +81,7 @@ var formats = map[string]format{
 	},
 }
 
-// textProblem says what is wrong with free text (names, addresses, labels), "" when
+// TextProblem says what is wrong with free text (names, addresses, labels), "" when
 // nothing is. Text in every script is accepted, emoji and their joiners included, and so
 // are the bidirectional marks (U+200E, U+200F, U+061C) that right-to-left writing uses.
 // Refused, because they corrupt or disguise what a bank, a statement or a person reads:
@@ -89,7 +93,7 @@ var formats = map[string]format{
 //     decodes to, and it marks text already corrupted on its way in;
 //   - text without a visible character: only spaces, invisible format characters, fillers
 //     (U+3164, U+FFA0...), blank braille or lone combining marks.
-func textProblem(s string) string {
+func TextProblem(s string) string {
 	visible := false
 	for _, r := range s {
 		switch {

@@ -1,4 +1,4 @@
-package payments
+package validate
 
 // How a JSON Schema validation error tree becomes the pydantic v2 entries of a 422: one
 // entry per failing field, the first failure of type, length, pattern and the rest, in the
@@ -35,7 +35,7 @@ type candidate struct {
 	fe             FieldError
 }
 
-func (v *validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, rawBody []byte) []FieldError {
+func (v *Validator) fieldErrors(name string, doc map[string]any, root *jsonschema.ValidationError, rawBody []byte) []FieldError {
 	es := entries{byLoc: map[string]int{}}
 	for _, leaf := range leaves(root, nil) {
 		v.addLeaf(&es, doc, leaf)
@@ -73,7 +73,7 @@ func leaves(e *jsonschema.ValidationError, out []*jsonschema.ValidationError) []
 
 // addLeaf adds the entries of one failed keyword: one for each field a "required" misses
 // or an "additionalProperties" refuses, else the keyword's own entry at the value's place.
-func (v *validator) addLeaf(es *entries, doc map[string]any, e *jsonschema.ValidationError) {
+func (v *Validator) addLeaf(es *entries, doc map[string]any, e *jsonschema.ValidationError) {
 	docURL, ptr, _ := strings.Cut(e.AbsoluteKeywordLocation, "#")
 	keyword := path.Base(ptr)
 	node, _ := lookup(v.docs[docURL], splitPointer(path.Dir(ptr))).(map[string]any)
@@ -108,7 +108,7 @@ func (v *validator) addLeaf(es *entries, doc map[string]any, e *jsonschema.Valid
 // the order the client wrote them. Each entry's place is worked out once, from an index of
 // the body's keys made in one pass (when an undeclared field needs it), and the entries are
 // sorted by reference, so ordering n entries costs O(n log n).
-func (v *validator) sortFieldErrors(name string, found []candidate, rawBody []byte) []FieldError {
+func (v *Validator) sortFieldErrors(name string, found []candidate, rawBody []byte) []FieldError {
 	var written map[string]int
 	writtenAt := func(field string) (int, bool) {
 		if written == nil {
@@ -167,7 +167,7 @@ func locKey(loc []any) string {
 }
 
 // describe turns one failed keyword of schema node on value into its pydantic entry.
-func (v *validator) describe(keyword string, node map[string]any, value any) (int, FieldError) {
+func (v *Validator) describe(keyword string, node map[string]any, value any) (int, FieldError) {
 	rank := keywordRank[keyword]
 	fe := FieldError{Input: value}
 	switch keyword {

@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"fmt"
@@ -14,8 +14,8 @@ import (
 //
 // Two faults are ours, not Python's: NaN and Infinity, which Python reads but JSON does not
 // have, are "Expecting value" where they start; and an array or object opened deeper than
-// maxJSONDepth is a nesting fault where it opens, whatever follows. So the scanner never
-// recurses deeper than maxJSONDepth, whatever the text, and a hostile body costs one pass.
+// MaxDepth is a nesting fault where it opens, whatever follows. So the scanner never
+// recurses deeper than MaxDepth, whatever the text, and a hostile body costs one pass.
 //
 // text must be valid UTF-8. ok is false only for a text this scanner accepts (JSON that
 // nests no deeper than the limit).
@@ -38,8 +38,8 @@ func jsonSyntaxError(text []byte) (pos int, msg string, ok bool) {
 	return 0, "", false
 }
 
-// nestingMessage is the json_invalid reason of a body nested deeper than maxJSONDepth.
-var nestingMessage = fmt.Sprintf("Nesting deeper than %d levels", maxJSONDepth)
+// nestingMessage is the json_invalid reason of a body nested deeper than MaxDepth.
+var nestingMessage = fmt.Sprintf("Nesting deeper than %d levels", MaxDepth)
 
 type jsonFault struct {
 	pos int // byte offset
@@ -75,7 +75,7 @@ func (p *jsonScanner) value(i int) int {
 	case '"':
 		return p.str(i + 1)
 	case '{', '[':
-		if p.depth++; p.depth > maxJSONDepth {
+		if p.depth++; p.depth > MaxDepth {
 			p.fail(nestingMessage, i)
 		}
 		defer func() { p.depth-- }()

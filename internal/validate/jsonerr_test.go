@@ -1,4 +1,4 @@
-package payments
+package validate
 
 import (
 	"encoding/json"
@@ -71,7 +71,7 @@ func TestJSONSyntaxError(t *testing.T) {
 }
 
 // FuzzJSONSyntaxError: the scanner finds a fault exactly when encoding/json refuses the
-// text or it nests deeper than the limit, at an offset inside the text, and parseBody
+// text or it nests deeper than the limit, at an offset inside the text, and ParseBody
 // never fails on a text both accept.
 func FuzzJSONSyntaxError(f *testing.F) {
 	for _, s := range []string{`{"name":"Ada"}`, `{"a":[1,2,{"b":null}]}`, `{"a":1,}`, `[1 2]`, `"\ud800"`,
@@ -79,10 +79,10 @@ func FuzzJSONSyntaxError(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		fe := func() *FieldError { _, fe := parseBody(raw); return fe }()
+		fe := func() *FieldError { _, fe := ParseBody(raw); return fe }()
 		if !utf8.Valid(raw) {
 			if fe == nil || fe.Type != "json_invalid" {
-				t.Fatalf("parseBody(%q) accepted invalid UTF-8", raw)
+				t.Fatalf("ParseBody(%q) accepted invalid UTF-8", raw)
 			}
 			return
 		}
@@ -94,7 +94,7 @@ func FuzzJSONSyntaxError(f *testing.F) {
 			t.Fatalf("jsonSyntaxError(%q) = offset %d outside the text", raw, pos)
 		}
 		if (fe != nil) != ok {
-			t.Fatalf("parseBody(%q) = %+v; scanner fault %v", raw, fe, ok)
+			t.Fatalf("ParseBody(%q) = %+v; scanner fault %v", raw, fe, ok)
 		}
 	})
 }

@@ -1,7 +1,6 @@
-package payments
+package validate
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -52,35 +51,10 @@ func TestTextProblem(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := textProblem(tt.text); got != tt.want {
-				t.Errorf("textProblem(%+q) = %q, want %q", tt.text, got, tt.want)
+			if got := TextProblem(tt.text); got != tt.want {
+				t.Errorf("TextProblem(%+q) = %q, want %q", tt.text, got, tt.want)
 			}
 		})
-	}
-}
-
-// A lone surrogate escape in a request body is refused at its field, as a value_error.
-func TestDecode_LoneSurrogate(t *testing.T) {
-	svc := &Service{core: &core{}}
-	var err error
-	if svc.schemas, err = newValidator(); err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{`{"name":"\ud800","email":"a@example.com"}`, `{"name":"x\udc00y","email":"a@example.com"}`} {
-		err := svc.Decode("users_create", Request{Body: []byte(body)}, nil)
-		e, ok := err.(*Error)
-		if !ok || len(e.Fields) != 1 {
-			t.Fatalf("%s: %v, want one 422 entry", body, err)
-		}
-		got, _ := json.Marshal(e.Fields[0])
-		var input string
-		json.Unmarshal([]byte(body), &struct{ Name *string }{&input})
-		want, _ := json.Marshal(FieldError{Type: "value_error", Loc: []any{"body", "name"},
-			Msg: "Value error, text must not contain unpaired surrogates or the replacement character U+FFFD", Input: input,
-			Ctx: map[string]any{"error": map[string]any{}}})
-		if string(got) != string(want) {
-			t.Errorf("%s:\n got %s\nwant %s", body, got, want)
-		}
 	}
 }
 
@@ -91,7 +65,7 @@ func FuzzTextProblem(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		problem := textProblem(s)
+		problem := TextProblem(s)
 		refused, visible := false, false
 		for _, r := range s {
 			refused = refused || r == utf8.RuneError || r < 0x20 || r >= 0x7f && r <= 0x9f ||
@@ -99,11 +73,11 @@ func FuzzTextProblem(f *testing.F) {
 			visible = visible || isVisible(r)
 		}
 		if (problem == "") != (!refused && visible) {
-			t.Errorf("textProblem(%+q) = %q; refused rune %v, visible rune %v", s, problem, refused, visible)
+			t.Errorf("TextProblem(%+q) = %q; refused rune %v, visible rune %v", s, problem, refused, visible)
 		}
 		// A refused text stays refused whatever is added to it.
-		if problem != "" && problem != "text must contain at least one visible character" && textProblem(s+"Ada") == "" {
-			t.Errorf("textProblem(%+q) = %q, but with a name after it nothing", s, problem)
+		if problem != "" && problem != "text must contain at least one visible character" && TextProblem(s+"Ada") == "" {
+			t.Errorf("TextProblem(%+q) = %q, but with a name after it nothing", s, problem)
 		}
 	})
 }
