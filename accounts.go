@@ -52,8 +52,6 @@ type NewBankAccount struct {
 	AccountHolderZip     *string `json:"account_holder_zip,omitempty"`
 	AccountHolderCountry *string `json:"account_holder_country,omitempty"`
 	IsDefault            *bool   `json:"is_default,omitempty"`
-
-	decodedMark
 }
 
 func (NewBankAccount) requestSchema() string { return "accounts_add" }

@@ -35,8 +35,6 @@ type NewCard struct {
 // CardDeletion is the body of Delete Card.
 type CardDeletion struct {
 	CardID string `json:"card_id"`
-
-	decodedMark
 }
 
 func (CardDeletion) requestSchema() string { return "cards_delete" }

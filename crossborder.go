@@ -43,8 +43,6 @@ type NewPayeeBank struct {
 	IdentifierType  *string `json:"identifier_type,omitempty"`
 	IdentifierValue *string `json:"identifier_value,omitempty"`
 	PayoutBankID    *string `json:"payout_bank_id,omitempty"`
-
-	decodedMark
 }
 
 func (NewPayeeBank) requestSchema() string { return payeeBankRequest }

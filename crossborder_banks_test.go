@@ -418,15 +418,21 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 	ctx := context.Background()
 	w := newCBWorld(t)
 	db := rawDB(t, w.path)
-	// bank decodes an Add Payee Bank body as the HTTP layer does; fields are JSON members.
-	bank := func(fields string) (payments.NewPayeeBank, object) {
+	// bank decodes an Add Payee Bank body as the HTTP layer does, into the value and the
+	// service scoped to it; fields are JSON members.
+	bank := func(fields string) (*payments.Service, payments.NewPayeeBank, object) {
 		raw := `{"payee_id":"` + w.payeeID + `",` + fields + `}`
 		var sent object
 		if err := json.Unmarshal([]byte(raw), &sent); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
 		req := payments.Request{Path: map[string]string{"user_id": w.userID}, Body: []byte(raw)}
-		return decoded[payments.NewPayeeBank](t, w.svc, "payee_banks_add", req), sent
+		var in payments.NewPayeeBank
+		svc, err := w.svc.Decoded(req, &in)
+		if err != nil {
+			t.Fatalf("Decoded %s: %v", raw, err)
+		}
+		return svc, in, sent
 	}
 
 	for _, tc := range []struct {
@@ -442,13 +448,13 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 			`"account_number":"` + ibanPK + `","country":"PK","bank_acc_type":"savings"`},
 	} {
 		t.Run("OK/"+tc.name, func(t *testing.T) {
-			in, _ := bank(tc.withNulls)
-			got, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+			svc, in, _ := bank(tc.withNulls)
+			got, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			absentIn, _ := bank(tc.without)
-			absent, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, absentIn)
+			svc, absentIn, _ := bank(tc.without)
+			absent, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, absentIn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -464,14 +470,14 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 	}
 
 	t.Run("ErrMandatoryNullIsMissing", func(t *testing.T) {
-		in, sent := bank(`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":null,"identifier_type":"IFSC"`)
-		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		svc, in, sent := bank(`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
 		assertFields(t, err, fieldErrors{missing(sent, "body", "identifier_value")})
 	})
 
 	t.Run("ErrOthersBesideNull", func(t *testing.T) {
-		in, _ := bank(`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_value":null,"identifier_type":"IFSC"`)
-		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		svc, in, _ := bank(`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
 		assertFields(t, err, fieldErrors{ruleValueError("identifier_type is not accepted for GB", "IFSC", "body", "identifier_type")})
 	})
 }

@@ -95,7 +95,9 @@ func mustUser(tb testing.TB, svc *payments.Service, platformID uuid.UUID, name, 
 
 func ptr[T any](v T) *T { return &v }
 
-// decoded decodes a JSON body of the named request, as the HTTP layer does, into a T.
+// decoded decodes a JSON body of the named request into a T: the value a client's body
+// makes, which an operation validates as any other (the HTTP layer calls the operation
+// through the service Decoded scopes instead).
 func decoded[T any](tb testing.TB, svc *payments.Service, schema string, req payments.Request) T {
 	tb.Helper()
 	var in T

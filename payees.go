@@ -26,8 +26,6 @@ type NewPayee struct {
 	Email            *string `json:"email,omitempty"`
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
-
-	decodedMark
 }
 
 func (NewPayee) requestSchema() string { return "payees_create" }
@@ -36,8 +34,6 @@ func (NewPayee) requestSchema() string { return "payees_create" }
 type PayeeRename struct {
 	PayeeID string `json:"payee_id"`
 	Name    string `json:"name"`
-
-	decodedMark
 }
 
 func (PayeeRename) requestSchema() string { return "payees_update" }

@@ -90,12 +90,16 @@ const DefaultTimestampTolerance = 300 * time.Second
 
 // Service is an open payments store. It is safe for concurrent use.
 //
-// A Service may be scoped for the calls made through it (see Idempotent): a scoped
-// service is a small value sharing the store, keys and caches of the one it came from,
-// and carries what changes its calls where the call is written.
+// A Service may be scoped for the calls made through it (see Idempotent, AsSent and
+// Decoded): a scoped service is a small value sharing the store, keys and caches of the
+// one it came from, and carries what changes its calls where the call is written.
 type Service struct {
 	*core
 	idem *Idempotency // Idempotent: the key the write operations run under; nil for none
+
+	// sent is the request as its client sent it, for a service scoped to it (AsSent,
+	// Decoded): its operations validate that request, or take it as validated.
+	sent *sent
 }
 
 // core is what an open service and every scope of it share.

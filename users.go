@@ -37,8 +37,6 @@ type NewUser struct {
 	Email            *string `json:"email,omitempty"`
 	PhoneCountryCode *string `json:"phone_country_code,omitempty"`
 	Phone            *string `json:"phone,omitempty"`
-
-	decodedMark
 }
 
 func (NewUser) requestSchema() string { return "users_create" }
@@ -48,8 +46,6 @@ func (NewUser) requestSchema() string { return "users_create" }
 type ListUsersParams struct {
 	RowsPerPage int `json:"rows_per_page,omitempty"`
 	PageNo      int `json:"page_no,omitempty"`
-
-	decodedMark
 }
 
 func (ListUsersParams) requestSchema() string { return "users_list" }

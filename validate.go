@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/platform-payments/payments/internal/validate"
@@ -43,81 +44,157 @@ func enumTables() []validate.EnumTable {
 	}
 }
 
-// DecodeRequest validates req against the request schema of dst, a request value of the
-// API (NewUser, NewPayee, PayeeRename, ListUsersParams, NewBankAccount, CardDeletion,
-// NewPayeeBank), and decodes the body into dst, as Decode does. The operation dst is then
-// passed to does not validate it again: each request is validated once.
-func (s *Service) DecodeRequest(req Request, dst any) error {
-	v, ok := dst.(requestValue)
-	if !ok {
-		return fmt.Errorf("payments: %T is not a request value of the API", dst)
-	}
-	return s.Decode(v.requestSchema(), req, dst)
-}
+// A request is validated once. An operation validates what it is given, unless it is
+// called through a service scoped to the request as its client sent it, which says so
+// where the call is written:
+//
+//   - Decoded validates a request and decodes its body into a request value: called
+//     through the service it returns, the operation given that value runs on it as
+//     validated.
+//   - AsSent hands the operations whose string arguments cannot tell a query parameter
+//     left out from one sent empty the request itself, which they validate instead.
+//
+// A request value is plain data: one built in Go and one decoded validate alike.
 
-// Decode validates req against the named request schema and, when it passes, decodes the
-// body into dst (which may be nil): a null member decodes as the field left out. A request
-// value remembers what it was validated as (see decoded). It returns a CodeInvalid *Error
-// carrying the API's 422 entries.
-func (s *Service) Decode(name string, req Request, dst any) error {
-	body, fields, err := s.schemas.Validate(name, req.Path, req.Query, req.Body)
-	if err := checked(fields, err); err != nil {
-		return err
-	}
-	if dst != nil && len(req.Body) > 0 {
-		if err := json.Unmarshal(req.Body, dst); err != nil {
-			return fmt.Errorf("payments: decode %s body after validation: %w", name, err)
-		}
-		if v, ok := dst.(requestValue); ok {
-			fields, _ := body.(map[string]any)
-			v.mark(&decoded{schema: name, path: req.Path, query: req.Query, fields: fields})
-		}
-	}
-	return nil
-}
-
-// decoded is what Decode validated a request value as: the schema, the path and query
-// parameters, and the body as the client sent it, nulls included (what the 422 of a payee
-// rule shows as its input, as pydantic shows the model's input).
-type decoded struct {
-	schema      string
-	path, query map[string]string
-	fields      map[string]any
-}
-
-// decodedMark, embedded in every request body type, holds what Decode validated the value
-// as; a value a Go caller builds has none.
-type decodedMark struct{ d *decoded }
-
-func (m *decodedMark) mark(d *decoded)    { m.d = d }
-func (m decodedMark) decodedAs() *decoded { return m.d }
-
-// requestValue is a request body type of the API: it names its schema once, for Decode
+// requestValue is a request body type of the API: it names its schema once, for Decoded
 // and its operation alike.
 type requestValue interface {
 	requestSchema() string
-	mark(*decoded)
 }
 
-// WithRequest returns ctx carrying req, the request exactly as a client sent it, for an
-// operation whose string arguments cannot tell a query parameter left out from one sent
-// empty (List Payee Addresses, Get Payee Rules, Get Exchange Rates): the two are different
-// 422s. Such an operation validates req, once, instead of what its arguments say, provided
-// req says the same as its arguments (a parameter left out reads as ""). The HTTP server
-// does this; a Go caller has no need to.
+// sent is the request as its client sent it, which a scoped service's operations
+// validate (AsSent) or have had validated (Decoded) in place of their arguments.
+type sent struct {
+	req Request
+	// What Decoded validated: the schema, a copy of the value the body decoded into
+	// (sharing no memory with the caller's), and the body as sent, nulls included (what
+	// the 422 of a payee rule shows as its input, as pydantic shows the model's input).
+	schema string
+	value  any
+	body   map[string]any
+}
+
+// AsSent returns the service scoped to req, the request exactly as its client sent it,
+// for the operations whose string arguments cannot tell a query parameter left out from
+// one sent empty, two different 422s: ListPayeeAddresses, GetPayeeRules and
+// ExchangeRates. Called through the scoped service, such an operation validates req, once,
+// instead of its arguments, provided they say what req says (a parameter left out reads
+// as ""); given other arguments, it validates those. The scope changes nothing else.
+//
+//	query := map[string]string{"payout_currency": "INR"} // country_code left out
+//	_, err := svc.AsSent(payments.Request{Query: query}).GetPayeeRules(ctx, "", "INR")
+//	// CodeInvalid: country_code missing (without the scope: too short)
+func (s *Service) AsSent(req Request) *Service {
+	return s.scoped(&sent{req: req})
+}
+
+// Decoded validates req against the request schema of dst, a pointer to a request value
+// of the API (NewUser, NewPayee, PayeeRename, ListUsersParams, NewBankAccount,
+// CardDeletion, NewPayeeBank), decodes the body into it as Decode does, and returns the
+// service scoped to what it validated. The operation called through the scoped service
+// with the value dst holds (or an equal one) and req's path parameters runs on it without
+// validating it again; given anything else, it validates what it is given.
+//
+//	var in payments.NewUser
+//	decoded, err := svc.Decoded(req, &in)
+//	if err != nil {
+//		return err // CodeInvalid with the 422 entries
+//	}
+//	user, err := decoded.CreateUser(ctx, platformID, in) // validated once, by Decoded
+func (s *Service) Decoded(req Request, dst any) (*Service, error) {
+	v, ok := dst.(requestValue)
+	value := reflect.ValueOf(dst)
+	if !ok || value.Kind() != reflect.Pointer || value.IsNil() {
+		return nil, fmt.Errorf("payments: %T is not a pointer to a request value of the API", dst)
+	}
+	body, err := s.decode(v.requestSchema(), req, dst)
+	if err != nil {
+		return nil, err
+	}
+	fields, _ := body.(map[string]any)
+	return s.scoped(&sent{req: req, schema: v.requestSchema(), value: clone(value.Elem()), body: fields}), nil
+}
+
+// DecodeRequest is Decoded without the scoped service: it validates req against the
+// request schema of dst and decodes the body into dst. An operation given the value
+// validates it, as any other: to validate a request once, use Decoded.
+func (s *Service) DecodeRequest(req Request, dst any) error {
+	_, err := s.Decoded(req, dst)
+	return err
+}
+
+// Decode validates req against the named request schema and, when it passes, decodes the
+// body into dst (which may be nil): a null member decodes as the field left out. It
+// returns a CodeInvalid *Error carrying the API's 422 entries.
+func (s *Service) Decode(name string, req Request, dst any) error {
+	_, err := s.decode(name, req, dst)
+	return err
+}
+
+// decode is Decode, returning the body as validated.
+func (s *Service) decode(name string, req Request, dst any) (any, error) {
+	body, fields, err := s.schemas.Validate(name, req.Path, req.Query, req.Body)
+	if err := checked(fields, err); err != nil {
+		return nil, err
+	}
+	if dst != nil && len(req.Body) > 0 {
+		if err := json.Unmarshal(req.Body, dst); err != nil {
+			return nil, fmt.Errorf("payments: decode %s body after validation: %w", name, err)
+		}
+	}
+	return body, nil
+}
+
+// scoped returns a copy of s whose calls see the request as sent.
+func (s *Service) scoped(to *sent) *Service {
+	c := *s
+	c.sent = to
+	return &c
+}
+
+// clone returns a copy of a request value that shares no memory with it: each pointer
+// field points to a copy of its own. Request values are flat (strings, numbers, booleans,
+// and pointers to them), so that is a deep copy.
+func clone(v reflect.Value) any {
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	for i := range c.NumField() {
+		if f := c.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
+			p := reflect.New(f.Type().Elem())
+			p.Elem().Set(f.Elem())
+			f.Set(p)
+		}
+	}
+	return c.Interface()
+}
+
+// WithRequest returns ctx carrying req, the request exactly as its client sent it, which
+// ListPayeeAddresses, GetPayeeRules and ExchangeRates validate as AsSent describes.
+//
+// Deprecated: use AsSent, which says where the call is written what the call validates.
 func WithRequest(ctx context.Context, req Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, &req)
 }
 
 type requestKey struct{}
 
-// validateAsSent is validate for the operations WithRequest describes. params holds every
-// path and query parameter the operation declares, "" for one its caller left out; the
-// names in optional are left out of what is validated when "". When ctx carries the
-// request as sent and it holds the same values (a parameter left out reads as ""), that
-// request is validated instead, so that left out and empty stay apart.
+// requestAsSent is the request s is scoped to (AsSent), or else the one ctx carries
+// (WithRequest); nil for none.
+func (s *Service) requestAsSent(ctx context.Context) *Request {
+	if s.sent != nil {
+		return &s.sent.req
+	}
+	req, _ := ctx.Value(requestKey{}).(*Request)
+	return req
+}
+
+// validateAsSent is validate for the operations AsSent describes. path and query hold
+// every parameter the operation declares, "" for one its caller left out; the names in
+// optional are left out of what is validated when "". When the request as sent holds the
+// same values (a parameter left out reads as ""), it is validated instead, so that left
+// out and empty stay apart.
 func (s *Service) validateAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
-	if req, ok := ctx.Value(requestKey{}).(*Request); ok && len(req.Body) == 0 &&
+	if req := s.requestAsSent(ctx); req != nil && len(req.Body) == 0 &&
 		sameValues(req.Path, path) && sameValues(req.Query, query) {
 		_, fields, err := s.schemas.Validate(name, req.Path, req.Query, nil)
 		return checked(fields, err)
@@ -145,14 +222,14 @@ func sameValues(sent, params map[string]string) bool {
 
 // validate validates what an operation was given: path and query parameters and a body
 // value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
-// A value DecodeRequest validated against the same schema and parameters is not validated
-// again. It returns the body as the validator saw it (as the client sent it, for a decoded
-// value), for the payee rules, which run in Go after it.
+// Through a service Decoded scoped, the value it decoded (or an equal one), with the same
+// schema and parameters, is not validated again. It returns the body as the validator saw
+// it (as the client sent it, for a decoded value), for the payee rules, which run in Go
+// after it.
 func (s *Service) validate(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
-	if m, ok := body.(interface{ decodedAs() *decoded }); ok {
-		if d := m.decodedAs(); d != nil && d.schema == name && maps.Equal(d.path, pathParams) && maps.Equal(d.query, query) {
-			return d.fields, nil // validated once, by Decode
-		}
+	if d := s.sent; d != nil && d.schema == name && maps.Equal(d.req.Path, pathParams) &&
+		maps.Equal(d.req.Query, query) && reflect.DeepEqual(body, d.value) {
+		return d.body, nil // validated once, by Decoded
 	}
 	var raw []byte // the body as JSON, so that it meets the same schema as an HTTP body
 	if body != nil {

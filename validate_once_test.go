@@ -2,6 +2,8 @@ package payments_test
 
 import (
 	"context"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/platform-payments/payments"
@@ -9,8 +11,10 @@ import (
 
 // Each request is validated once.
 
-// Each request is validated once: over HTTP by DecodeRequest (its operation trusts the
-// value it decoded, for the same path), from Go by the operation itself.
+// Each request is validated once: over HTTP by Decoded (the operation called through the
+// service it returns trusts the value it decoded, for the same path), from Go by the
+// operation itself. A decoded value is plain data: without the scope, it is validated as
+// one built in Go.
 func TestValidateOnce(t *testing.T) {
 	ctx := context.Background()
 	svc := mustOpen(t)
@@ -24,14 +28,29 @@ func TestValidateOnce(t *testing.T) {
 
 	if n := count(func() {
 		var in payments.NewUser
-		if err := svc.DecodeRequest(body(`{"name":"Bob","email":"bob@example.com"}`), &in); err != nil {
+		decoded, err := svc.Decoded(body(`{"name":"Bob","email":"bob@example.com"}`), &in)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if _, err := decoded.CreateUser(ctx, p.PlatformID, in); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("decoded and created through the scope: %d validations, want 1", n)
+	}
+	if n := count(func() {
+		var in payments.NewUser
+		if err := svc.DecodeRequest(body(`{"name":"Dan","email":"dan@example.com"}`), &in); err != nil {
+			t.Fatal(err)
+		}
+		if in != (payments.NewUser{Name: "Dan", Email: in.Email}) || *in.Email != "dan@example.com" {
+			t.Errorf("decoded %+v", in)
 		}
 		if _, err := svc.CreateUser(ctx, p.PlatformID, in); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 1 {
-		t.Errorf("decoded and created: %d validations, want 1", n)
+	}); n != 2 {
+		t.Errorf("decoded, then created without the scope: %d validations, want 2 (the value carries nothing)", n)
 	}
 	if n := count(func() {
 		if _, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Carol", Email: ptr("carol@example.com")}); err != nil {
@@ -47,37 +66,63 @@ func TestValidateOnce(t *testing.T) {
 	}); n != 1 {
 		t.Errorf("get: %d validations, want 1", n)
 	}
-	// A decoded value passed with other path parameters than it was decoded with is
-	// validated again: what was validated is not what runs.
+
+	// What the scoped operation is given other than what was decoded is validated: what
+	// was validated is not what runs.
 	req := payments.Request{Path: map[string]string{"user_id": u.UserID.String()}, Body: []byte(`{"card_id":"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"}`)}
 	var del payments.CardDeletion
-	if err := svc.DecodeRequest(req, &del); err != nil {
+	decoded, err := svc.Decoded(req, &del)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if n := count(func() {
-		_, err := svc.DeleteCard(ctx, p.PlatformID, "not-a-uuid", del)
+		_, err := decoded.DeleteCard(ctx, p.PlatformID, "not-a-uuid", del)
 		errorOf(t, err, payments.CodeInvalid)
 	}); n != 1 {
 		t.Errorf("decoded for another path: %d validations, want 1 (by the operation)", n)
 	}
-	if err := svc.DecodeRequest(req, &struct{}{}); err == nil {
-		t.Error("DecodeRequest into a value that is not a request of the API succeeded")
+	if n := count(func() {
+		_, err := decoded.DeleteCard(ctx, p.PlatformID, u.UserID.String(), payments.CardDeletion{CardID: "not-a-card"})
+		errorOf(t, err, payments.CodeInvalid)
+	}); n != 1 {
+		t.Errorf("another value than decoded: %d validations, want 1 (by the operation)", n)
+	}
+	var user payments.NewUser
+	decoded, err = svc.Decoded(body(`{"name":"Eve","email":"eve@example.com"}`), &user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	*user.Email = "not an email" // changed through the pointer the decoded value holds
+	if n := count(func() {
+		_, err := decoded.CreateUser(ctx, p.PlatformID, user)
+		errorOf(t, err, payments.CodeInvalid)
+	}); n != 1 {
+		t.Errorf("a decoded value changed since: %d validations, want 1 (by the operation)", n)
+	}
+
+	for _, dst := range []any{&struct{}{}, payments.NewUser{}, (*payments.NewUser)(nil), nil} {
+		if _, err := svc.Decoded(body(`{"name":"Bob","email":"bob@example.com"}`), dst); err == nil {
+			t.Errorf("Decoded into %T, which is not a pointer to a request value of the API, succeeded", dst)
+		}
+		if err := svc.DecodeRequest(body(`{"name":"Bob","email":"bob@example.com"}`), dst); err == nil {
+			t.Errorf("DecodeRequest into %T, which is not a pointer to a request value of the API, succeeded", dst)
+		}
 	}
 }
 
-// The query operations validate once too: the request as sent when the context carries
-// it (WithRequest, as the HTTP server does), so that a parameter left out is "missing"
-// and one sent empty is too short; otherwise their arguments.
+// The query operations validate once too: the request as sent when called through the
+// service scoped to it (AsSent, as the HTTP server calls them), so that a parameter left
+// out is "missing" and one sent empty is too short; otherwise their arguments.
 func TestValidateOnceQuery(t *testing.T) {
 	ctx := context.Background()
 	svc := mustOpen(t)
 	p := mustPlatform(t, svc)
 	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
-	sent := func(query map[string]string) context.Context {
-		return payments.WithRequest(ctx, payments.Request{Query: query})
+	sent := func(query map[string]string) *payments.Service {
+		return svc.AsSent(payments.Request{Query: query})
 	}
-	sentFor := func(userID string, query map[string]string) context.Context {
-		return payments.WithRequest(ctx, payments.Request{Path: map[string]string{"user_id": userID}, Query: query})
+	sentFor := func(userID string, query map[string]string) *payments.Service {
+		return svc.AsSent(payments.Request{Path: map[string]string{"user_id": userID}, Query: query})
 	}
 	firstType := func(err error) string {
 		if err == nil {
@@ -91,15 +136,15 @@ func TestValidateOnceQuery(t *testing.T) {
 		want string // the type of the first 422 entry; "" for none
 	}{
 		{"rules as sent", func() error {
-			_, err := svc.GetPayeeRules(sent(map[string]string{"country_code": "IN", "payout_currency": "INR"}), "IN", "INR")
+			_, err := sent(map[string]string{"country_code": "IN", "payout_currency": "INR"}).GetPayeeRules(ctx, "IN", "INR")
 			return err
 		}, ""},
 		{"rules left out", func() error {
-			_, err := svc.GetPayeeRules(sent(map[string]string{"payout_currency": "INR"}), "", "INR")
+			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
 			return err
 		}, "missing"},
 		{"rules sent empty", func() error {
-			_, err := svc.GetPayeeRules(sent(map[string]string{"country_code": "", "payout_currency": "INR"}), "", "INR")
+			_, err := sent(map[string]string{"country_code": "", "payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
 			return err
 		}, "string_too_short"},
 		{"rules from Go", func() error {
@@ -107,29 +152,42 @@ func TestValidateOnceQuery(t *testing.T) {
 			return err
 		}, "string_too_short"},
 		{"rules with another request", func() error { // the arguments are what runs, and what is validated
-			_, err := svc.GetPayeeRules(sent(map[string]string{"payout_currency": "INR"}), "IN", "INR")
+			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "IN", "INR")
 			return err
 		}, ""},
 		{"rates left out", func() error {
-			_, err := svc.ExchangeRates(sent(nil), "")
+			_, err := sent(nil).ExchangeRates(ctx, "")
 			return err
 		}, "missing"},
 		{"addresses without payee", func() error {
-			_, err := svc.ListPayeeAddresses(sentFor(u.UserID.String(), nil), p.PlatformID, u.UserID.String(), "")
+			_, err := sentFor(u.UserID.String(), nil).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
 			return err
 		}, ""},
 		{"addresses with payee sent empty", func() error {
-			_, err := svc.ListPayeeAddresses(sentFor(u.UserID.String(), map[string]string{"payee_id": ""}), p.PlatformID, u.UserID.String(), "")
+			_, err := sentFor(u.UserID.String(), map[string]string{"payee_id": ""}).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
 			return err
 		}, "uuid_parsing"},
 		{"addresses for another user than sent", func() error { // the arguments are validated
-			_, err := svc.ListPayeeAddresses(sentFor("not-a-uuid", map[string]string{"payee_id": ""}), p.PlatformID, u.UserID.String(), "")
+			_, err := sentFor("not-a-uuid", map[string]string{"payee_id": ""}).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
 			return err
 		}, ""},
 		{"addresses from Go without payee", func() error {
 			_, err := svc.ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
 			return err
 		}, ""},
+		{"a scope with a body", func() error { // a request with a body is no query's
+			_, err := svc.AsSent(payments.Request{Query: map[string]string{"payout_currency": "INR"}, Body: []byte("{}")}).GetPayeeRules(ctx, "", "INR")
+			return err
+		}, "string_too_short"},
+		{"rules left out, deprecated WithRequest", func() error {
+			_, err := svc.GetPayeeRules(payments.WithRequest(ctx, payments.Request{Query: map[string]string{"payout_currency": "INR"}}), "", "INR")
+			return err
+		}, "missing"},
+		{"rules left out, the scope before the context", func() error {
+			ctx := payments.WithRequest(ctx, payments.Request{Query: map[string]string{"country_code": "", "payout_currency": "INR"}})
+			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
+			return err
+		}, "missing"},
 	} {
 		before := payments.Validations(svc)
 		got := firstType(c.run())
@@ -138,6 +196,26 @@ func TestValidateOnceQuery(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("%s: first 422 entry %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A request value is plain data, which Decoded copies to tell whether the value an
+// operation is given is still the one it validated: exported fields of strings, numbers
+// and booleans, or pointers to them.
+func TestRequestValuesArePlainData(t *testing.T) {
+	for _, v := range []any{payments.NewUser{}, payments.ListUsersParams{}, payments.NewPayee{}, payments.PayeeRename{},
+		payments.CardDeletion{}, payments.NewBankAccount{}, payments.NewPayeeBank{}} {
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			kind := f.Type.Kind()
+			if kind == reflect.Pointer {
+				kind = f.Type.Elem().Kind()
+			}
+			if !f.IsExported() || !slices.Contains([]reflect.Kind{reflect.String, reflect.Int, reflect.Bool}, kind) {
+				t.Errorf("%s.%s is %s: not plain data", typ.Name(), f.Name, f.Type)
+			}
 		}
 	}
 }

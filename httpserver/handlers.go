@@ -7,38 +7,42 @@ import (
 	"github.com/platform-payments/payments"
 )
 
-// The handlers of the fourteen routes: each runs one library operation. Every request is
-// validated once, against the schema its operation names: body routes decode their body
-// into the operation's request value (body), which the operation does not validate again;
-// routes whose input is their path, and their query, leave it to the operation (params,
-// query). A query parameter left out and one sent empty are different failures, which an
-// operation's string arguments cannot tell apart, so the query routes hand the operation
-// the request as sent (payments.WithRequest) and it validates that.
+// The handlers of the fourteen routes: each runs one library operation, on the service
+// its adapter hands it. Every request is validated once, against the schema its operation
+// names: body routes decode their body into the operation's request value and run the
+// operation on the service scoped to what was validated (payments.Service.Decoded), which
+// does not validate it again; routes whose input is their path validate it in the
+// operation (params); and a query parameter left out and one sent empty are different
+// failures, which an operation's string arguments cannot tell apart, so the query routes
+// run the operation on the service scoped to the request as sent
+// (payments.Service.AsSent), which validates that.
 
 // none is the input of a route without a body: its path and query are in the call.
 type none struct{}
 
 // body adapts op to a route with a JSON body: it validates the request against the schema
-// of op's request value, decodes the body into it and runs op.
-func body[In any](op func(s *server, ctx context.Context, c *call, in In) (any, error)) handlerFunc {
+// of op's request value, decodes the body into it and runs op on the service scoped to it.
+func body[In any](op func(s *server, ctx context.Context, svc *payments.Service, c *call, in In) (any, error)) handlerFunc {
 	return func(s *server, ctx context.Context, c *call) (any, error) {
 		var in In
-		if err := s.svc.DecodeRequest(c.req, &in); err != nil {
+		decoded, err := s.svc.Decoded(c.req, &in)
+		if err != nil {
 			return nil, err
 		}
-		return op(s, ctx, c, in)
+		return op(s, ctx, decoded, c, in)
 	}
 }
 
 // params adapts op to a route whose only input is its path: the operation validates it.
-func params(op func(s *server, ctx context.Context, c *call, in none) (any, error)) handlerFunc {
-	return func(s *server, ctx context.Context, c *call) (any, error) { return op(s, ctx, c, none{}) }
+func params(op func(s *server, ctx context.Context, svc *payments.Service, c *call, in none) (any, error)) handlerFunc {
+	return func(s *server, ctx context.Context, c *call) (any, error) { return op(s, ctx, s.svc, c, none{}) }
 }
 
-// query adapts op to a route with query parameters: op validates the request as sent.
-func query(op func(s *server, ctx context.Context, c *call, in none) (any, error)) handlerFunc {
+// query adapts op to a route with query parameters: op runs on the service scoped to the
+// request as sent, and validates that.
+func query(op func(s *server, ctx context.Context, svc *payments.Service, c *call, in none) (any, error)) handlerFunc {
 	return func(s *server, ctx context.Context, c *call) (any, error) {
-		return op(s, payments.WithRequest(ctx, c.req), c, none{})
+		return op(s, ctx, s.svc.AsSent(c.req), c, none{})
 	}
 }
 
@@ -50,21 +54,21 @@ func (s *server) success(data any, err error) (any, error) {
 	return payments.Envelope{Success: true, Message: "Success", Data: data, QueryGeneratedTime: s.svc.Now().Unix()}, nil
 }
 
-func (s *server) createPayee(ctx context.Context, c *call, in payments.NewPayee) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).CreatePayee(ctx, c.caller, in))
+func (s *server) createPayee(ctx context.Context, svc *payments.Service, c *call, in payments.NewPayee) (any, error) {
+	return s.success(svc.Idempotent(c.idem).CreatePayee(ctx, c.caller, in))
 }
 
-func (s *server) updatePayee(ctx context.Context, c *call, in payments.PayeeRename) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
+func (s *server) updatePayee(ctx context.Context, svc *payments.Service, c *call, in payments.PayeeRename) (any, error) {
+	return s.success(svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
-func (s *server) createUser(ctx context.Context, c *call, in payments.NewUser) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).CreateUser(ctx, c.platform, in))
+func (s *server) createUser(ctx context.Context, svc *payments.Service, c *call, in payments.NewUser) (any, error) {
+	return s.success(svc.Idempotent(c.idem).CreateUser(ctx, c.platform, in))
 }
 
 // listUsers answers in List Users' own envelope.
-func (s *server) listUsers(ctx context.Context, c *call, in payments.ListUsersParams) (any, error) {
-	page, err := s.svc.ListUsers(ctx, c.platform, in)
+func (s *server) listUsers(ctx context.Context, svc *payments.Service, c *call, in payments.ListUsersParams) (any, error) {
+	page, err := svc.ListUsers(ctx, c.platform, in)
 	if err != nil {
 		return nil, err
 	}
@@ -78,42 +82,42 @@ func (s *server) listUsers(ctx context.Context, c *call, in payments.ListUsersPa
 	}, nil
 }
 
-func (s *server) getUser(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.GetUser(ctx, c.platform, c.req.Path["user_id"]))
+func (s *server) getUser(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.GetUser(ctx, c.platform, c.req.Path["user_id"]))
 }
 
-func (s *server) addBankAccount(ctx context.Context, c *call, in payments.NewBankAccount) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).AddBankAccount(ctx, c.platform, in))
+func (s *server) addBankAccount(ctx context.Context, svc *payments.Service, c *call, in payments.NewBankAccount) (any, error) {
+	return s.success(svc.Idempotent(c.idem).AddBankAccount(ctx, c.platform, in))
 }
 
-func (s *server) getBankAccount(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.GetBankAccount(ctx, c.platform, c.req.Path["account_id"]))
+func (s *server) getBankAccount(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.GetBankAccount(ctx, c.platform, c.req.Path["account_id"]))
 }
 
-func (s *server) deleteCard(ctx context.Context, c *call, in payments.CardDeletion) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
+func (s *server) deleteCard(ctx context.Context, svc *payments.Service, c *call, in payments.CardDeletion) (any, error) {
+	return s.success(svc.Idempotent(c.idem).DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
-func (s *server) addPayeeBank(ctx context.Context, c *call, in payments.NewPayeeBank) (any, error) {
-	return s.success(s.svc.Idempotent(c.idem).AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
+func (s *server) addPayeeBank(ctx context.Context, svc *payments.Service, c *call, in payments.NewPayeeBank) (any, error) {
+	return s.success(svc.Idempotent(c.idem).AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
 }
 
-func (s *server) deletePayeeBank(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(nil, s.svc.Idempotent(c.idem).DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
+func (s *server) deletePayeeBank(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(nil, svc.Idempotent(c.idem).DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
 }
 
-func (s *server) listPayeeAddresses(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.ListPayeeAddresses(ctx, c.platform, c.req.Path["user_id"], c.req.Query["payee_id"]))
+func (s *server) listPayeeAddresses(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.ListPayeeAddresses(ctx, c.platform, c.req.Path["user_id"], c.req.Query["payee_id"]))
 }
 
-func (s *server) getPayeeAddress(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.GetPayeeAddress(ctx, c.platform, c.req.Path["user_id"], c.req.Path["address_id"]))
+func (s *server) getPayeeAddress(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.GetPayeeAddress(ctx, c.platform, c.req.Path["user_id"], c.req.Path["address_id"]))
 }
 
-func (s *server) getPayeeRules(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.GetPayeeRules(ctx, c.req.Query["country_code"], c.req.Query["payout_currency"]))
+func (s *server) getPayeeRules(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.GetPayeeRules(ctx, c.req.Query["country_code"], c.req.Query["payout_currency"]))
 }
 
-func (s *server) getExchangeRates(ctx context.Context, c *call, _ none) (any, error) {
-	return s.success(s.svc.ExchangeRates(ctx, c.req.Query["payout_currency"]))
+func (s *server) getExchangeRates(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.ExchangeRates(ctx, c.req.Query["payout_currency"]))
 }

@@ -119,7 +119,7 @@ type call struct {
 	caller   payments.Caller // user-API route: the key's user
 	req      payments.Request
 	// idem is the request's Idempotency-Key on a route that changes something (nil: none):
-	// the handler runs its operation through s.svc.Idempotent(c.idem), which reports the
+	// the handler runs its operation through svc.Idempotent(c.idem), which reports the
 	// stored response in it.
 	idem *payments.Idempotency
 }
