@@ -147,18 +147,19 @@ func (v *Validator) compiler() *jsonschema.Compiler {
 // request fails, its 422 entries in the order the API reports them. An error is a fault
 // of the caller (no such schema) or of the schemas, never of the request.
 func (v *Validator) Validate(name string, path, query map[string]string, body []byte) (decoded any, fields []FieldError, err error) {
-	doc := map[string]any{"path": stringMap(path), "query": stringMap(query)}
+	if len(body) == 0 && len(query) == 0 && v.uuidPath(name, path) {
+		return nil, nil, nil // what the schema would say; a failure takes the schema's path for its 422
+	}
 	if len(body) > 0 {
 		value, fe := ParseBody(body)
 		if fe != nil {
 			return nil, []FieldError{*fe}, nil
 		}
-		if value != nil {
-			doc["body"] = value
-		}
 		decoded = value
-	} else if len(query) == 0 && v.uuidPath(name, path) {
-		return nil, nil, nil // what the schema would say; a failure takes the schema's path for its 422
+	}
+	doc := map[string]any{"path": stringMap(path), "query": stringMap(query)}
+	if decoded != nil { // a JSON null body is none, as FastAPI has it
+		doc["body"] = decoded
 	}
 	fields, err = v.validate(name, doc, body)
 	return decoded, fields, err
