@@ -6,79 +6,34 @@ import (
 	"testing"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/validate/entrytest"
 )
 
 // Decode, and the expected 422 entries the tests of every operation share. The validator's
 // own tables of entries (the users requests against CONTRACT.md section 3, null as
 // absent) are package validate's tests.
 
-// anyText, as an expected ctx value, stands for any non-empty text: the contract leaves
-// the wording of the JSON decoder's messages (ctx.error of json_invalid) to us.
-const anyText = "<any text>"
+const anyText = entrytest.AnyText
 
 type fieldErrors = []payments.FieldError
 
 type object = map[string]any
 
-func loc(parts ...any) []any { return parts }
+// Expected entries, one constructor per kind (package entrytest).
+var (
+	loc             = entrytest.Loc
+	missing         = entrytest.Missing
+	stringType      = entrytest.StringType
+	tooShort        = entrytest.TooShort
+	tooLong         = entrytest.TooLong
+	patternMismatch = entrytest.PatternMismatch
+	uuidParsing     = entrytest.UUIDParsing
+	emailError      = entrytest.EmailError
+	extra           = entrytest.Extra
+	notAnObject     = entrytest.NotAnObject
+)
 
 func body(s string) payments.Request { return payments.Request{Body: []byte(s)} }
-
-// Expected entries, one constructor per kind.
-
-func missing(input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "missing", Loc: l, Msg: "Field required", Input: input}
-}
-
-func stringType(input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "string_type", Loc: l, Msg: "Input should be a valid string", Input: input}
-}
-
-func tooShort(n int, input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "string_too_short", Loc: l, Input: input,
-		Msg: fmt.Sprintf("String should have at least %d character%s", n, plural(n)),
-		Ctx: object{"min_length": n}}
-}
-
-func tooLong(n int, input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "string_too_long", Loc: l, Input: input,
-		Msg: fmt.Sprintf("String should have at most %d character%s", n, plural(n)),
-		Ctx: object{"max_length": n}}
-}
-
-func patternMismatch(pattern string, input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "string_pattern_mismatch", Loc: l, Input: input,
-		Msg: "String should match pattern '" + pattern + "'",
-		Ctx: object{"pattern": pattern}}
-}
-
-func uuidParsing(reason string, input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "uuid_parsing", Loc: l, Input: input,
-		Msg: "Input should be a valid UUID, " + reason,
-		Ctx: object{"error": reason}}
-}
-
-func emailError(reason string, input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "value_error", Loc: l, Input: input,
-		Msg: "value is not a valid email address: " + reason,
-		Ctx: object{"reason": reason}}
-}
-
-func extra(input any, l ...any) payments.FieldError {
-	return payments.FieldError{Type: "extra_forbidden", Loc: l, Msg: "Extra inputs are not permitted", Input: input}
-}
-
-func notAnObject(input any) payments.FieldError {
-	return payments.FieldError{Type: "model_attributes_type", Loc: loc("body"), Input: input,
-		Msg: "Input should be a valid dictionary or object to extract fields from"}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
 
 type decodeCase struct {
 	name string

@@ -2,25 +2,21 @@ package validate_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/platform-payments/payments/internal/validate"
+	"github.com/platform-payments/payments/internal/validate/entrytest"
 )
 
 // The expected 422 entries, one constructor per kind, and how tests compare them.
 
-// anyText, as an expected ctx value, stands for any non-empty text: the contract leaves
-// the wording of the JSON decoder's messages (ctx.error of json_invalid) to us.
-const anyText = "<any text>"
+const anyText = entrytest.AnyText
 
 type fieldErrors = []validate.FieldError
 
 type object = map[string]any
-
-func loc(parts ...any) []any { return parts }
 
 // request is the input of one validation: path and query parameters, and the body as
 // JSON text (nil: none).
@@ -39,84 +35,24 @@ func pathParams(kv ...string) request {
 	return r
 }
 
-// Expected entries, one constructor per kind.
-
-func missing(input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "missing", Loc: l, Msg: "Field required", Input: input}
-}
-
-func stringType(input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "string_type", Loc: l, Msg: "Input should be a valid string", Input: input}
-}
-
-func tooShort(n int, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "string_too_short", Loc: l, Input: input,
-		Msg: fmt.Sprintf("String should have at least %d character%s", n, plural(n)),
-		Ctx: object{"min_length": n}}
-}
-
-func tooLong(n int, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "string_too_long", Loc: l, Input: input,
-		Msg: fmt.Sprintf("String should have at most %d character%s", n, plural(n)),
-		Ctx: object{"max_length": n}}
-}
-
-func patternMismatch(pattern string, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "string_pattern_mismatch", Loc: l, Input: input,
-		Msg: "String should match pattern '" + pattern + "'",
-		Ctx: object{"pattern": pattern}}
-}
-
-func intType(input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "int_type", Loc: l, Msg: "Input should be a valid integer", Input: input}
-}
-
-func boolType(input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "bool_type", Loc: l, Msg: "Input should be a valid boolean", Input: input}
-}
-
-func literal(expected string, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "literal_error", Loc: l, Msg: "Input should be " + expected, Input: input,
-		Ctx: object{"expected": expected}}
-}
-
-func uuidParsing(reason string, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "uuid_parsing", Loc: l, Input: input,
-		Msg: "Input should be a valid UUID, " + reason,
-		Ctx: object{"error": reason}}
-}
-
-func emailError(reason string, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "value_error", Loc: l, Input: input,
-		Msg: "value is not a valid email address: " + reason,
-		Ctx: object{"reason": reason}}
-}
-
-func valueError(reason string, input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "value_error", Loc: l, Input: input,
-		Msg: "Value error, " + reason, Ctx: object{"error": object{}}}
-}
-
-func extra(input any, l ...any) validate.FieldError {
-	return validate.FieldError{Type: "extra_forbidden", Loc: l, Msg: "Extra inputs are not permitted", Input: input}
-}
-
-func notAnObject(input any) validate.FieldError {
-	return validate.FieldError{Type: "model_attributes_type", Loc: loc("body"), Input: input,
-		Msg: "Input should be a valid dictionary or object to extract fields from"}
-}
-
-func jsonInvalid(offset int) validate.FieldError {
-	return validate.FieldError{Type: "json_invalid", Loc: loc("body", offset), Msg: "JSON decode error",
-		Input: object{}, Ctx: object{"error": anyText}}
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
+// Expected entries, one constructor per kind (package entrytest).
+var (
+	loc             = entrytest.Loc
+	missing         = entrytest.Missing
+	stringType      = entrytest.StringType
+	tooShort        = entrytest.TooShort
+	tooLong         = entrytest.TooLong
+	patternMismatch = entrytest.PatternMismatch
+	intType         = entrytest.IntType
+	boolType        = entrytest.BoolType
+	literal         = entrytest.Literal
+	uuidParsing     = entrytest.UUIDParsing
+	emailError      = entrytest.EmailError
+	valueError      = entrytest.ValueError
+	extra           = entrytest.Extra
+	notAnObject     = entrytest.NotAnObject
+	jsonInvalid     = entrytest.JSONInvalid
+)
 
 // nested returns levels of arrays, one inside the other, as JSON text and as the value
 // it decodes to.
