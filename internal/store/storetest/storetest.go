@@ -101,6 +101,19 @@ func newUser(ctx context.Context, q store.Querier, platformID, email string) (st
 	return u.ID, err
 }
 
+// platformWithUser adds a platform with one user, and returns their ids.
+func platformWithUser(t *testing.T, st store.Store, email string) (platformID, userID string) {
+	t.Helper()
+	write(t, st, func(ctx context.Context, q store.Querier) (err error) {
+		if platformID, err = newPlatform(ctx, q); err != nil {
+			return err
+		}
+		userID, err = newUser(ctx, q, platformID, email)
+		return err
+	})
+	return platformID, userID
+}
+
 // write runs fn as a write of st and fails t when it fails.
 func write(t *testing.T, st store.Store, fn func(ctx context.Context, q store.Querier) error) {
 	t.Helper()
@@ -367,14 +380,7 @@ func (h *harness) testRead(t *testing.T) {
 func (h *harness) testConflict(t *testing.T) {
 	st, _ := h.open(t)
 	ctx := context.Background()
-	var platformID, userID string
-	write(t, st, func(ctx context.Context, q store.Querier) (err error) {
-		if platformID, err = newPlatform(ctx, q); err != nil {
-			return err
-		}
-		userID, err = newUser(ctx, q, platformID, "taken@example.com")
-		return err
-	})
+	platformID, userID := platformWithUser(t, st, "taken@example.com")
 	account := func(id string) queries.CreateBankAccountParams {
 		return queries.CreateBankAccountParams{
 			ID: id, UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
@@ -437,19 +443,12 @@ func (h *harness) testConflict(t *testing.T) {
 	}
 }
 
-// LockUser holds the user until the write that took it ends: a write that locks the user
-// next sees everything the first one did.
+// LockUser holds the user until the write that took it ends: of the writes that lock one
+// user, one at a time holds it.
 func (h *harness) testLockUser(t *testing.T) {
 	st, _ := h.open(t)
 	ctx := context.Background()
-	var platformID, userID string
-	write(t, st, func(ctx context.Context, q store.Querier) (err error) {
-		if platformID, err = newPlatform(ctx, q); err != nil {
-			return err
-		}
-		userID, err = newUser(ctx, q, platformID, "locked@example.com")
-		return err
-	})
+	_, userID := platformWithUser(t, st, "locked@example.com")
 	const writers = 6
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
