@@ -151,9 +151,9 @@ const maxCachedCredentials = 100_000
 const maxCachedUsers = 100_000
 
 // Open opens (creating and migrating if needed) the payments store dsn names: a
-// PostgreSQL database for a postgres:// or postgresql:// URL (postgres.go), else the
-// SQLite file at that path (sqlite.go). The operations, their errors and their answers
-// are the same on both.
+// PostgreSQL database for a postgres:// or postgresql:// URL (internal/store/postgres),
+// else the SQLite file at that path (internal/store/sqlite); a DSN neither takes is
+// CodeInvalid. The operations, their errors and their answers are the same on both.
 func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")

@@ -72,7 +72,11 @@ func (Engine) Accepts(dsn string) bool { return Accepts(dsn) }
 
 // Open opens the PostgreSQL database dsn names (see Open).
 func (Engine) Open(ctx context.Context, dsn string, cfg store.Config) (store.Store, error) {
-	return Open(ctx, dsn, cfg)
+	st, err := Open(ctx, dsn, cfg)
+	if err != nil {
+		return nil, err // not a nil *Store in a non-nil interface
+	}
+	return st, nil
 }
 
 // Redact returns dsn without its password (see Redact).

@@ -29,7 +29,11 @@ func (Engine) Accepts(dsn string) bool { return dsn != "" && !strings.Contains(d
 
 // Open opens the SQLite file at path (see Open).
 func (Engine) Open(ctx context.Context, path string, cfg store.Config) (store.Store, error) {
-	return Open(ctx, path, cfg)
+	st, err := Open(ctx, path, cfg)
+	if err != nil {
+		return nil, err // not a nil *Store in a non-nil interface
+	}
+	return st, nil
 }
 
 // Redact returns path as it is: a path holds no secret.
