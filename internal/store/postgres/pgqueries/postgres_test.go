@@ -18,7 +18,7 @@ import (
 )
 
 // openSchema returns a pool on a fresh schema of the database PAYMENTS_TEST_POSTGRES
-// names, with pgmigrations/0001_init.sql applied; the schema is dropped at the end.
+// names, with ../migrations/0001_init.sql applied; the schema is dropped at the end.
 // The test is skipped when the variable is unset (.ci/pg start DIR prints a DSN).
 func openSchema(t *testing.T) *sql.DB {
 	t.Helper()
@@ -63,7 +63,7 @@ func openSchema(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, string(migration)); err != nil {
-		t.Fatalf("pgmigrations/0001_init.sql: %v", err)
+		t.Fatalf("../migrations/0001_init.sql: %v", err)
 	}
 	return db
 }
