@@ -3,6 +3,7 @@ module github.com/platform-payments/payments
 go 1.26.0
 
 require (
+	code.dny.dev/ssrf v0.3.0
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
