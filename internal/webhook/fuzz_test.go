@@ -1,0 +1,126 @@
+package webhook_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/platform-payments/payments/internal/webhook"
+)
+
+// Fuzz targets. Each has a seed corpus in testdata/fuzz/<name>, which go test runs as
+// tests; to fuzz one:
+//
+//	go test -run '^$' -fuzz FuzzVerify -fuzztime 1m ./internal/webhook
+
+// FuzzVerify: Verify of any headers and body never panics, fails with one of its errors,
+// and accepts only what Sign writes: a canonical timestamp within tolerance and, among the
+// signatures, Sign's under the secret for that id, time and body. The seeds include the
+// specification's example and a rotation, so the fuzzer starts from deliveries that verify.
+func FuzzVerify(f *testing.F) {
+	secret := mustParse(f, specSecret)
+	f.Fuzz(func(t *testing.T, id, ts, sigs string, body []byte, idKey string) {
+		header := map[string][]string{
+			idKey:               {id},
+			"Webhook-Timestamp": {ts},
+			"webhook-signature": {sigs},
+		}
+		err := webhook.Verify(secret, header, body, 5*time.Minute, specTime)
+		if err != nil {
+			for _, known := range []error{webhook.ErrMissingHeader, webhook.ErrInvalidHeader, webhook.ErrTimestampTooOld, webhook.ErrTimestampTooNew, webhook.ErrNoMatchingSignature} {
+				if errors.Is(err, known) {
+					return
+				}
+			}
+			t.Fatalf("Verify: an error of no kind: %v", err)
+		}
+		if !strings.EqualFold(idKey, "webhook-id") {
+			t.Fatalf("Verify passed with the id under %q", idKey)
+		}
+		sec, perr := strconv.ParseInt(ts, 10, 64)
+		if perr != nil || strconv.FormatInt(sec, 10) != ts || sec < specTimestamp-300 || sec > specTimestamp+300 {
+			t.Fatalf("Verify passed with the timestamp %q", ts)
+		}
+		want := webhook.Sign(id, time.Unix(sec, 0), body, secret)
+		if !strings.Contains(" "+sigs+" ", " "+want+" ") {
+			t.Fatalf("Verify passed signatures %q without Sign's %q", sigs, want)
+		}
+	})
+}
+
+// FuzzParseSecret: ParseSecret of any text never panics; it refuses with ErrInvalidSecret
+// and a message that shows none of the text, or accepts a whsec_ secret of 24 to 64 bytes
+// that Text writes back as it was given (surrounding white space aside).
+func FuzzParseSecret(f *testing.F) {
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := webhook.ParseSecret(text)
+		if err != nil {
+			if !errors.Is(err, webhook.ErrInvalidSecret) {
+				t.Fatalf("ParseSecret(%q): %v", text, err)
+			}
+			// A fragment long enough not to be one of the message's own words.
+			body := strings.TrimPrefix(strings.TrimSpace(text), "whsec_")
+			if len(body) >= 12 && strings.Contains(err.Error(), body[:12]) {
+				t.Fatalf("ParseSecret(%q)'s error %q shows the text", text, err)
+			}
+			return
+		}
+		if s.Text() != strings.TrimSpace(text) {
+			t.Fatalf("ParseSecret(%q).Text() = %q", text, s.Text())
+		}
+		key, derr := base64.StdEncoding.DecodeString(strings.TrimPrefix(s.Text(), "whsec_"))
+		if derr != nil || len(key) < webhook.MinSecretSize || len(key) > webhook.MaxSecretSize {
+			t.Fatalf("ParseSecret(%q) accepted a key of %d bytes (%v)", text, len(key), derr)
+		}
+	})
+}
+
+// FuzzCheckURL: CheckURL of any text never panics, refuses with a *URLError whose message
+// does not repeat the URL, and accepts only an absolute http(s) URL (https in production)
+// of at most 2,048 characters with a host, no user information, and no refused IP-literal
+// host.
+func FuzzCheckURL(f *testing.F) {
+	f.Fuzz(func(t *testing.T, raw string, production bool) {
+		err := webhook.CheckURL(raw, production)
+		if err != nil {
+			var e *webhook.URLError
+			if !errors.As(err, &e) {
+				t.Fatalf("CheckURL(%q): %v", raw, err)
+			}
+			if len(raw) >= 8 && strings.Contains(e.Msg, raw) {
+				t.Fatalf("CheckURL(%q)'s message %q repeats it", raw, e.Msg)
+			}
+			return
+		}
+		u, perr := url.Parse(raw)
+		switch {
+		case perr != nil:
+			t.Fatalf("CheckURL accepted %q, which does not parse: %v", raw, perr)
+		case utf8.RuneCountInString(raw) > webhook.MaxURLLength:
+			t.Fatalf("CheckURL accepted %d characters", utf8.RuneCountInString(raw))
+		case u.Scheme != "https" && (production || u.Scheme != "http"):
+			t.Fatalf("CheckURL(%q, %v) accepted the scheme %q", raw, production, u.Scheme)
+		case u.User != nil || u.Hostname() == "":
+			t.Fatalf("CheckURL accepted %q: user %v, host %q", raw, u.User, u.Hostname())
+		}
+		if ip := parseIP(u.Hostname()); ip != nil {
+			if err := webhook.CheckAddr(*ip); err != nil {
+				t.Fatalf("CheckURL accepted %q, whose host CheckAddr refuses: %v", raw, err)
+			}
+		}
+	})
+}
+
+func parseIP(host string) *netip.Addr {
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return nil
+	}
+	return &addr
+}
