@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/webhook"
 )
 
 // Embedding the service: open a store, register a platform, create and list its users.
@@ -104,4 +106,27 @@ func ExampleService_Idempotent() {
 	// retry: <nil> true true
 	// other request: invalid This Idempotency-Key was already used with a different request.
 	// without a key: conflict A user with this email already exists.
+}
+
+// A receiver checks each delivery with VerifyWebhook before it trusts the body. Here the
+// delivery is signed as the service signs one; an http.Header passes as it is.
+func ExampleVerifyWebhook() {
+	secret := webhook.NewSecret() // shown to the platform once, as secret.Text()
+	body := []byte(`{"id":"0190a1b2-0000-7000-8000-000000000001","type":"user.created"}`)
+	header := webhook.Headers("0190a1b2-0000-7000-8000-000000000001", time.Now(), body, secret)
+
+	err := payments.VerifyWebhook(secret.Text(), header, body, 5*time.Minute)
+	fmt.Println("delivery:", err)
+
+	forged := []byte(`{"id":"0190a1b2-0000-7000-8000-000000000001","type":"user.deleted"}`)
+	err = payments.VerifyWebhook(secret.Text(), header, forged, 5*time.Minute)
+	fmt.Println("forged body:", errors.Is(err, payments.ErrWebhookSignature))
+
+	replayed := webhook.Headers("0190a1b2-0000-7000-8000-000000000001", time.Now().Add(-time.Hour), body, secret)
+	err = payments.VerifyWebhook(secret.Text(), replayed, body, 5*time.Minute)
+	fmt.Println("an hour old:", errors.Is(err, payments.ErrWebhookTooOld))
+	// Output:
+	// delivery: <nil>
+	// forged body: true
+	// an hour old: true
 }
