@@ -11,7 +11,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -143,13 +143,15 @@ func Sign(id string, timestamp time.Time, body []byte, secrets ...Secret) string
 }
 
 // Headers returns the three Standard Webhooks headers of a delivery: webhook-id,
-// webhook-timestamp (Unix seconds) and webhook-signature (Sign's).
-func Headers(id string, timestamp time.Time, body []byte, secrets ...Secret) http.Header {
-	h := make(http.Header, 3)
-	h.Set(HeaderID, id)
-	h.Set(HeaderTimestamp, strconv.FormatInt(timestamp.Unix(), 10))
-	h.Set(HeaderSignature, Sign(id, timestamp, body, secrets...))
-	return h
+// webhook-timestamp (Unix seconds) and webhook-signature (Sign's), keyed as http.Header
+// keys them ("Webhook-Id"), so that http.Header(Headers(…)) is a request's headers.
+func Headers(id string, timestamp time.Time, body []byte, secrets ...Secret) map[string][]string {
+	key := textproto.CanonicalMIMEHeaderKey // as http.Header has them: "Webhook-Id"
+	return map[string][]string{
+		key(HeaderID):        {id},
+		key(HeaderTimestamp): {strconv.FormatInt(timestamp.Unix(), 10)},
+		key(HeaderSignature): {Sign(id, timestamp, body, secrets...)},
+	}
 }
 
 // Verify checks a delivery as a receiver must: the three headers are present (keys

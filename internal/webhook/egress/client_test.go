@@ -1,4 +1,4 @@
-package webhook_test
+package egress_test
 
 import (
 	"errors"
@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments/internal/webhook"
+	"github.com/platform-payments/payments/internal/webhook/egress"
 )
 
 // Only loopback addresses are ever dialed here. The other ranges are checked through the
-// dialer's Control and CheckAddr, which connect nowhere.
+// dialer's Control and CheckAddr, which connect nowhere (package webhook's tests).
 
 var loopbackV4 = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
@@ -37,7 +38,7 @@ func receiver(t *testing.T, h http.HandlerFunc) (*httptest.Server, *atomic.Int64
 func TestDialerRefusesLoopback(t *testing.T) {
 	srv, hits := receiver(t, func(w http.ResponseWriter, r *http.Request) {})
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	client := webhook.NewClient(webhook.NewDialer(nil, 2*time.Second), 5*time.Second)
+	client := egress.NewClient(webhook.NewDialer(nil, 2*time.Second), 5*time.Second)
 	for _, url := range []string{
 		"http://127.0.0.1:" + port + "/hook",
 		"http://[::1]:" + port + "/hook",
@@ -65,13 +66,13 @@ func TestDialerRefusesLoopback(t *testing.T) {
 
 func TestDialerAllowsWhatIsListed(t *testing.T) {
 	srv, hits := receiver(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	client := webhook.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
+	client := egress.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
 	for _, url := range []string{srv.URL, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)} {
 		resp, err := client.Get(url)
 		if err != nil {
 			t.Fatalf("GET %s with 127.0.0.0/8 allowed: %v", url, err)
 		}
-		body, err := webhook.ReadBody(resp.Body, 1024)
+		body, err := egress.ReadBody(resp.Body, 1024)
 		if err != nil || resp.StatusCode != 200 || string(body) != "ok" {
 			t.Fatalf("GET %s: %s %q %v", url, resp.Status, body, err)
 		}
@@ -98,12 +99,12 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 		}
 		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
 	})
-	client := webhook.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
+	client := egress.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
 	resp, err := client.Post(srv.URL+"/hook", "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	webhook.ReadBody(resp.Body, 1024)
+	egress.ReadBody(resp.Body, 1024)
 	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "/elsewhere" {
 		t.Fatalf("got %s Location %q, want the 307 itself", resp.Status, resp.Header.Get("Location"))
 	}
@@ -118,12 +119,12 @@ func TestClientIgnoresProxyEnvironment(t *testing.T) {
 	t.Setenv("HTTP_PROXY", proxy.URL)
 	t.Setenv("http_proxy", proxy.URL)
 	t.Setenv("NO_PROXY", "")
-	client := webhook.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
+	client := egress.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	webhook.ReadBody(resp.Body, 0)
+	egress.ReadBody(resp.Body, 0)
 	if proxied.Load() != 0 || hits.Load() != 1 {
 		t.Fatalf("proxy got %d requests, the receiver %d", proxied.Load(), hits.Load())
 	}
@@ -132,23 +133,23 @@ func TestClientIgnoresProxyEnvironment(t *testing.T) {
 func TestReadBody(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
 	srv, _ := receiver(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) })
-	client := webhook.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
+	client := egress.NewClient(webhook.NewDialer(loopbackV4, 2*time.Second), 5*time.Second)
 	resp, err := client.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := webhook.ReadBody(resp.Body, 1024)
+	body, err := egress.ReadBody(resp.Body, 1024)
 	if err != nil || len(body) != 1024 {
 		t.Fatalf("ReadBody kept %d bytes, %v; want 1024", len(body), err)
 	}
 	counted := &countingReader{r: strings.NewReader(big)}
-	if body, err := webhook.ReadBody(io.NopCloser(counted), 1024); err != nil || len(body) != 1024 {
+	if body, err := egress.ReadBody(io.NopCloser(counted), 1024); err != nil || len(body) != 1024 {
 		t.Fatalf("ReadBody kept %d bytes, %v", len(body), err)
 	}
-	if counted.n > 1024+webhook.DrainLimit {
+	if counted.n > 1024+egress.DrainLimit {
 		t.Fatalf("ReadBody read %d bytes, more than it keeps and drains", counted.n)
 	}
-	if body, err := webhook.ReadBody(io.NopCloser(strings.NewReader("short")), 1024); err != nil || string(body) != "short" {
+	if body, err := egress.ReadBody(io.NopCloser(strings.NewReader("short")), 1024); err != nil || string(body) != "short" {
 		t.Fatalf("ReadBody = %q, %v", body, err)
 	}
 }
@@ -162,76 +163,4 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += n
 	return n, err
-}
-
-// The dialer's Control and CheckAddr, called with addresses they refuse: nothing is dialed.
-func TestAddressRefusals(t *testing.T) {
-	control := webhook.NewDialer(nil, time.Second).Control
-	allowAll := webhook.NewDialer([]netip.Prefix{
-		netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0"),
-	}, time.Second).Control
-	refused := map[string]string{
-		"10.0.0.1":         "a private address",
-		"172.16.5.4":       "a private address",
-		"192.168.1.1":      "a private address",
-		"169.254.169.254":  "a link-local address",
-		"100.64.0.1":       "in the special-purpose range 100.64.0.0/10",
-		"127.0.0.1":        "a loopback address",
-		"::1":              "a loopback address",
-		"fc00::1":          "a unique-local address",
-		"fd12:3456::1":     "a unique-local address",
-		"fe80::1":          "a link-local address",
-		"224.0.0.1":        "a multicast address",
-		"ff02::1":          "a multicast address",
-		"0.0.0.0":          "an unspecified address",
-		"::":               "an unspecified address",
-		"::ffff:127.0.0.1": "an IPv4-mapped IPv6 address",
-		"::ffff:8.8.8.8":   "an IPv4-mapped IPv6 address",
-		"192.0.2.10":       "in the special-purpose range 192.0.2.0/24",
-		"2001:db8::1":      "in the special-purpose range 2001:db8::/32",
-		"64:ff9b::a00:1":   "outside the global unicast range 2000::/3",
-		"255.255.255.255":  "in the special-purpose range 240.0.0.0/4",
-	}
-	for ip, reason := range refused {
-		addr := netip.MustParseAddr(ip)
-		network := "tcp4"
-		if addr.Is6() {
-			network = "tcp6"
-		}
-		address := netip.AddrPortFrom(addr, 443).String()
-		err := control(network, address, nil)
-		var e *webhook.AddressError
-		if !errors.As(err, &e) || e.Reason != reason || e.Addr != addr {
-			t.Errorf("Control(%s) = %v, want %q", address, err, reason)
-		}
-		if want := "refused to connect to " + ip + ": " + reason; err != nil && err.Error() != want {
-			t.Errorf("Control(%s) = %q, want %q", address, err, want)
-		}
-		if err := webhook.CheckAddr(addr); !errors.Is(err, webhook.ErrRefusedAddress) {
-			t.Errorf("CheckAddr(%s) = %v", ip, err)
-		}
-		if err := allowAll(network, address, nil); err != nil {
-			t.Errorf("Control(%s) with every address allowed: %v", address, err)
-		}
-		if err := webhook.CheckAddr(addr, netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())); err != nil {
-			t.Errorf("CheckAddr(%s) allowed: %v", ip, err)
-		}
-	}
-	for _, ip := range []string{"93.184.215.14", "8.8.8.8", "2606:4700::1111", "1.1.1.1"} {
-		addr := netip.MustParseAddr(ip)
-		if err := webhook.CheckAddr(addr); err != nil {
-			t.Errorf("CheckAddr(%s) = %v, want nil", ip, err)
-		}
-	}
-	// An allowed IPv4 prefix covers the IPv4-mapped form; only TCP is dialed.
-	loopback := webhook.NewDialer(loopbackV4, time.Second).Control
-	if err := loopback("tcp6", "[::ffff:127.0.0.1]:80", nil); err != nil {
-		t.Errorf("Control([::ffff:127.0.0.1]) with 127.0.0.0/8 allowed: %v", err)
-	}
-	if err := loopback("udp4", "127.0.0.1:53", nil); err == nil {
-		t.Error("Control over udp4 passed")
-	}
-	if err := loopback("tcp4", "localhost:80", nil); err == nil {
-		t.Error("Control of a name passed")
-	}
 }
