@@ -219,7 +219,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
-	p, cached := s.platforms.get(id)
+	p, cached := s.platforms.Get(id)
 	if !cached {
 		if p, err = s.loadPlatform(ctx, id); err != nil {
 			return uuid.Nil, err
@@ -325,7 +325,7 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	}
 	p := platformRecord{known: true, env: Environment(row.Environment), macs: newMACPool(secret),
 		requireTimestamp: row.RequireTimestamp != 0}
-	s.platforms.put(id, p)
+	s.platforms.Put(id, p)
 	return p, nil
 }
 
@@ -355,7 +355,7 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 	if err != nil {
 		return Caller{}, errBadCredentials
 	}
-	c, cached := s.apiKeys.get(key)
+	c, cached := s.apiKeys.Get(key)
 	if !cached {
 		if c, err = s.loadAPICredential(ctx, key); err != nil {
 			return Caller{}, err
@@ -393,7 +393,7 @@ func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCred
 		env:        Environment(row.Environment),
 		caller:     Caller{UserID: uuid.MustParse(row.UserID), PlatformID: uuid.MustParse(row.PlatformID)},
 	}
-	s.apiKeys.put(key, c)
+	s.apiKeys.Put(key, c)
 	return c, nil
 }
 

@@ -9,38 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/cache"
 	"github.com/platform-payments/payments/internal/pgtest"
 	"github.com/platform-payments/payments/internal/store"
 )
-
-func TestBoundedCache(t *testing.T) {
-	c := newBoundedCache[int, string](3)
-	for i := range 10 {
-		c.put(i, "v")
-		if len(c.m) > 3 {
-			t.Fatalf("after %d puts: %d entries, want at most 3", i+1, len(c.m))
-		}
-		if v, ok := c.get(i); !ok || v != "v" {
-			t.Fatalf("get(%d) = %q, %v right after put", i, v, ok)
-		}
-	}
-	// Replacing an entry of a full cache evicts nothing.
-	full := map[int]bool{}
-	for k := range c.m {
-		full[k] = true
-	}
-	for k := range full {
-		c.put(k, "w")
-	}
-	for k := range full {
-		if v, ok := c.get(k); !ok || v != "w" {
-			t.Errorf("get(%d) = %q, %v after replacing", k, v, ok)
-		}
-	}
-	if _, ok := c.get(-1); ok {
-		t.Error("get of a key never put found something")
-	}
-}
 
 // newDSN is main_test.go's for the internal tests: a new database file, or a PostgreSQL
 // schema of its own when $PAYMENTS_TEST_POSTGRES is set.
@@ -77,7 +49,7 @@ func TestUserCache(t *testing.T) {
 	ctx := context.Background()
 	nextID := uuid.Must(uuid.NewV7())
 	svc, other := openPair(t, Options{NewID: func() uuid.UUID { return nextID }})
-	svc.users = newBoundedCache[userKey, User](2)
+	svc.users = cache.New[userKey, User](2)
 	platform, err := svc.CreatePlatform(ctx, "Acme", "")
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +156,7 @@ func TestUserCache(t *testing.T) {
 					if err != nil || !reflect.DeepEqual(got, u) {
 						t.Fatalf("GetUser = %+v, %v; want %+v", got, err, u)
 					}
-					if n := len(svc.users.m); n > 2 {
+					if n := svc.users.Len(); n > 2 {
 						t.Fatalf("%d users cached, bound 2", n)
 					}
 				}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/cache"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
@@ -124,11 +125,11 @@ type core struct {
 
 	// What authentication has read of platforms and API keys: never changed or deleted
 	// once created, so an entry never goes stale.
-	platforms *boundedCache[uuid.UUID, platformRecord]
-	apiKeys   *boundedCache[uuid.UUID, apiCredential]
+	platforms *cache.Bounded[uuid.UUID, platformRecord]
+	apiKeys   *cache.Bounded[uuid.UUID, apiCredential]
 	// users holds users as Get User shows them, once read: those fields never change
 	// (verified_at does, and is not among them) and users are never deleted.
-	users *boundedCache[userKey, User]
+	users *cache.Bounded[userKey, User]
 	// decoys stand in for unknown credentials, so that they cost what known ones do.
 	decoys
 
@@ -159,9 +160,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
 	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
-		platforms: newBoundedCache[uuid.UUID, platformRecord](maxCachedCredentials),
-		apiKeys:   newBoundedCache[uuid.UUID, apiCredential](maxCachedCredentials),
-		users:     newBoundedCache[userKey, User](maxCachedUsers)}}
+		platforms: cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
+		apiKeys:   cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
+		users:     cache.New[userKey, User](maxCachedUsers)}}
 	if s.env == "" {
 		s.env = Sandbox
 	}

@@ -206,7 +206,7 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		return User{}, err
 	}
 	key := userKey{platform: platformID, user: uuid.MustParse(userID)}
-	if u, ok := s.users.get(key); ok {
+	if u, ok := s.users.Get(key); ok {
 		return u.detached(), nil
 	}
 	var u User
@@ -221,7 +221,7 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 	if err != nil {
 		return User{}, err // not found is never cached: another process may create it
 	}
-	s.users.put(key, u)
+	s.users.Put(key, u)
 	return u.detached(), nil
 }
 

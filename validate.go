@@ -112,7 +112,7 @@ func (s *Service) Decoded(req Request, dst any) (*Service, error) {
 		return nil, err
 	}
 	fields, _ := body.(map[string]any)
-	return s.scoped(&sent{req: req, schema: v.requestSchema(), value: clone(value.Elem()), body: fields}), nil
+	return s.scoped(&sent{req: req, schema: v.requestSchema(), value: validate.CopyValue(value.Elem()), body: fields}), nil
 }
 
 // DecodeRequest is Decoded without the scoped service: it validates req against the
@@ -150,46 +150,6 @@ func (s *Service) scoped(to *sent) *Service {
 	c := *s
 	c.sent = to
 	return &c
-}
-
-// clone returns a copy of a request value that shares no memory with it: each pointer
-// field points to a copy of its own. Request values are flat (exported fields of strings,
-// numbers and booleans, or pointers to them), so that is a deep copy.
-func clone(v reflect.Value) reflect.Value {
-	c := reflect.New(v.Type()).Elem()
-	c.Set(v)
-	for i := range c.NumField() {
-		if f := c.Field(i); f.Kind() == reflect.Pointer && !f.IsNil() {
-			p := reflect.New(f.Type().Elem())
-			p.Elem().Set(f.Elem())
-			f.Set(p)
-		}
-	}
-	return c
-}
-
-// equalRequest reports whether a and b, request values, are equal: of one type, and each
-// field equal, a pointer field by what it points to.
-func equalRequest(a, b reflect.Value) bool {
-	if !a.IsValid() || !b.IsValid() || a.Type() != b.Type() {
-		return false
-	}
-	for i := range a.NumField() {
-		fa, fb := a.Field(i), b.Field(i)
-		if fa.Kind() == reflect.Pointer {
-			if fa.IsNil() || fb.IsNil() {
-				if fa.IsNil() != fb.IsNil() {
-					return false
-				}
-				continue
-			}
-			fa, fb = fa.Elem(), fb.Elem()
-		}
-		if !fa.Equal(fb) {
-			return false
-		}
-	}
-	return true
 }
 
 // WithRequest returns ctx carrying req, the request exactly as its client sent it, which
@@ -252,7 +212,7 @@ func sameValues(sent, params map[string]string) bool {
 // after it.
 func (s *Service) validate(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
 	if d := s.sent; d != nil && d.schema == name && maps.Equal(d.req.Path, pathParams) &&
-		maps.Equal(d.req.Query, query) && equalRequest(reflect.ValueOf(body), d.value) {
+		maps.Equal(d.req.Query, query) && validate.EqualValues(reflect.ValueOf(body), d.value) {
 		return d.body, nil // validated once, by Decoded
 	}
 	var raw []byte // the body as JSON, so that it meets the same schema as an HTTP body
