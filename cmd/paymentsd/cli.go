@@ -38,7 +38,7 @@ func programCommands() []*command.Command {
 		}
 		cmds = append(cmds, c)
 	}
-	return append(cmds, benchCommand, testCommand, openAPICommand, versionCommand)
+	return append(cmds, webhookListenCommand, benchCommand, testCommand, openAPICommand, versionCommand)
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:

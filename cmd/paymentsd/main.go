@@ -19,6 +19,7 @@
 //	paymentsd backup          [-db F] FILE
 //	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
+//	paymentsd webhook listen  -secret whsec_… [-addr 127.0.0.1:8090] [-tolerance 5m]
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
 //	paymentsd openapi
 //	paymentsd version         [-json]   (also paymentsd -version)
