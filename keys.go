@@ -36,10 +36,12 @@ func ParseDataKey(text string) (DataKey, error) { return seal.ParseKey(text) }
 // its path with ".key" appended; for a PostgreSQL database, "postgres-NAME.key" in the
 // working directory, NAME the database's, so that the instances started in one directory
 // share it (instances on other machines are given the key: DataKeys, or KeyFile).
+//
+// A DSN no engine takes (which Open refuses) has none: "".
 func DefaultKeyFile(dsn string) string {
 	e, err := engineFor(dsn)
 	if err != nil {
-		return dsn + ".key"
+		return ""
 	}
 	return e.DefaultKeyFile(dsn)
 }

@@ -33,6 +33,9 @@ func TestEngineOfDSN(t *testing.T) {
 		}
 	}
 	for _, dsn := range []string{"", "mysql://db.internal/pay"} {
+		if got := payments.DefaultKeyFile(dsn); got != "" {
+			t.Errorf("DefaultKeyFile(%q) = %q, want none", dsn, got)
+		}
 		svc, err := payments.Open(context.Background(), dsn, payments.Options{})
 		if payments.ErrorCode(err) != payments.CodeInvalid {
 			if err == nil {
