@@ -118,8 +118,11 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 			return s.storeError(err)
 		}
 		// The row holds the number sealed: the digits shown are those of the number given.
-		account, err = bankAccountFromRow(row, in.AccountNumber)
-		return err
+		if account, err = bankAccountFromRow(row, in.AccountNumber); err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventBankAccountAdded,
+			EventData{Object: EventObject{Type: "bank_account", ID: row.ID, UserID: user.ID}})
 	})
 	if err != nil {
 		return BankAccount{}, err

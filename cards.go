@@ -63,10 +63,11 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 		CreatedAt: s.Now(),
 	}
 	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
-		if _, err := q.GetUser(ctx, c.UserID.String()); err != nil {
+		user, err := q.GetUser(ctx, c.UserID.String())
+		if err != nil {
 			return notFound(err, "User not found.")
 		}
-		return q.CreateCard(ctx, queries.CreateCardParams{
+		if err := q.CreateCard(ctx, queries.CreateCardParams{
 			ID:        c.CardID.String(),
 			UserID:    c.UserID.String(),
 			Brand:     c.Brand,
@@ -74,7 +75,10 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 			ExpMonth:  int64(c.ExpMonth),
 			ExpYear:   int64(c.ExpYear),
 			CreatedAt: formatTime(c.CreatedAt),
-		})
+		}); err != nil {
+			return err
+		}
+		return s.emitUser(ctx, q, user, EventCardAdded, EventData{Object: EventObject{Type: "card", ID: c.CardID.String(), UserID: user.ID}})
 	})
 	if err != nil {
 		return Card{}, err
@@ -114,7 +118,11 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "Card not found.")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventCardDeleted,
+			EventData{Object: EventObject{Type: "card", ID: cardID.String(), UserID: user.ID}})
 	})
 	if err != nil {
 		return DeletedCard{}, err

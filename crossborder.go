@@ -154,7 +154,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 			b.BankIdentifierType = &country.BankIdentifierType
 			b.BankIdentifierValue = in.IdentifierValue
 		}
-		return q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
+		err = q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
 			ID:                  b.BankID.String(),
 			UserID:              user.ID,
 			PayeeID:             payee.ID,
@@ -168,6 +168,11 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 			CreatedAt:           formatTime(now),
 			UpdatedAt:           formatTime(now),
 		})
+		if err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeBankAdded,
+			EventData{Object: EventObject{Type: "payee_bank", ID: b.BankID.String(), UserID: user.ID, PayeeID: payee.ID}})
 	})
 	if err != nil {
 		return PayeeBank{}, err
@@ -206,7 +211,11 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 		if err == nil && n == 0 {
 			return Errorf(CodeNotFound, "Payee bank not found.")
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeBankDeleted,
+			EventData{Object: EventObject{Type: "payee_bank", ID: canonicalID(bankID), UserID: user.ID}})
 	})
 }
 
@@ -304,8 +313,15 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		if err != nil {
 			return err
 		}
-		a, err = payeeAddressFromRow(row)
-		return err
+		if a, err = payeeAddressFromRow(row); err != nil {
+			return err
+		}
+		user, err := q.GetUser(ctx, params.UserID)
+		if err != nil {
+			return err
+		}
+		return s.emitUser(ctx, q, user, EventPayeeAddressAdded,
+			EventData{Object: EventObject{Type: "payee_address", ID: row.ID, UserID: row.UserID, PayeeID: row.PayeeID}})
 	})
 	if err != nil {
 		return PayeeAddress{}, err

@@ -84,8 +84,11 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 		if err != nil {
 			return err
 		}
-		p, err = payeeFromRow(row)
-		return err
+		if p, err = payeeFromRow(row); err != nil {
+			return err
+		}
+		return s.emit(ctx, q, caller.PlatformID.String(), s.env, EventPayeeCreated,
+			EventData{Object: EventObject{Type: "payee", ID: row.ID, UserID: row.UserID}})
 	})
 	if err != nil {
 		return Payee{}, err
@@ -115,17 +118,28 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		if err != nil {
 			return err
 		}
-		row, err := q.RenamePayee(ctx, queries.RenamePayeeParams{
-			Name:      in.Name,
-			UpdatedAt: new(formatTime(s.Now())),
-			ID:        canonicalID(in.PayeeID),
-			UserID:    user.ID,
-		})
+		before, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
 		if err != nil {
 			return notFound(err, "Payee not found.") // or not the user's
 		}
-		p, err = payeeFromRow(row)
-		return err
+		row, err := q.RenamePayee(ctx, queries.RenamePayeeParams{
+			Name:      in.Name,
+			UpdatedAt: new(formatTime(s.Now())),
+			ID:        before.ID,
+			UserID:    user.ID,
+		})
+		if err != nil {
+			return err
+		}
+		if p, err = payeeFromRow(row); err != nil {
+			return err
+		}
+		changed := []string{}
+		if before.Name != row.Name {
+			changed = append(changed, "name")
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeUpdated,
+			EventData{Object: EventObject{Type: "payee", ID: row.ID, UserID: row.UserID}, Changed: &changed})
 	})
 	return p, err
 }

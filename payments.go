@@ -22,7 +22,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -83,6 +85,11 @@ type Options struct {
 	// DefaultMaxConns(). (SQLite's pools are sized by the engine: one writer, a few
 	// readers per core.)
 	MaxConns int
+	// WebhookAllow lists the address ranges a webhook endpoint may be at although they
+	// are not public (loopback, private, link-local, ...): an endpoint URL whose host is
+	// an address in another such range is refused. The dispatcher's dialer is given the
+	// same list. Empty: public addresses only.
+	WebhookAllow []netip.Prefix
 }
 
 // DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
@@ -140,6 +147,13 @@ type core struct {
 	purgeMu        sync.Mutex
 	lastPurge      time.Time
 
+	// webhookAllow is Options.WebhookAllow.
+	webhookAllow []netip.Prefix
+	// due is set when a write has added deliveries; write then signals wake, which the
+	// dispatcher of this process waits on (DeliveriesDue).
+	due  atomic.Bool
+	wake chan struct{}
+
 	// countryRules caches each country's compiled payee rules with the rule set they
 	// came from; a newer set (loaded by another process, too) replaces them on next use.
 	countryRules sync.Map // country code -> countryRules
@@ -160,9 +174,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
 	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
-		platforms: cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
-		apiKeys:   cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
-		users:     cache.New[userKey, User](maxCachedUsers)}}
+		platforms:    cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
+		apiKeys:      cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
+		users:        cache.New[userKey, User](maxCachedUsers),
+		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1)}}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -259,7 +274,14 @@ func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) erro
 // than once (an engine retries a transaction the database aborted to resolve a conflict),
 // so it sets what it captures rather than adding to it. fn must not call write.
 func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	return s.store.Write(ctx, fn)
+	err := s.store.Write(ctx, fn)
+	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
+		select {
+		case s.wake <- struct{}{}:
+		default: // a signal is waiting already
+		}
+	}
+	return err
 }
 
 // Now returns the service's current time, truncated to the stored precision.

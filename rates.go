@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
@@ -70,8 +71,13 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 	}
 	var row queries.ExchangeRate
 	err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
-		row, err = q.AddExchangeRate(ctx, params)
-		return err
+		if row, err = q.AddExchangeRate(ctx, params); err != nil {
+			return err
+		}
+		return s.emitGlobal(ctx, q, EventExchangeRateUpdated, EventData{Object: EventObject{
+			Type: "exchange_rate", ID: strconv.FormatInt(row.ID, 10), BaseCurrency: row.BaseCurrency,
+			PayoutCurrency: row.PayoutCurrency, ExchangeRate: Decimal(row.ExchangeRate),
+		}})
 	})
 	if err != nil {
 		return ExchangeRate{}, err

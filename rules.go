@@ -5,9 +5,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -200,7 +202,10 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 				return err
 			}
 		}
-		return nil
+		countries := slices.Sorted(maps.Keys(added))
+		return s.emitGlobal(ctx, q, EventPayeeRulesUpdated, EventData{Object: EventObject{
+			Type: "payee_rules", ID: strconv.FormatInt(setID, 10), Countries: countries,
+		}})
 	})
 	if err != nil || setID == 0 {
 		return 0, err

@@ -133,7 +133,7 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 		}); err != nil {
 			return err
 		}
-		return q.CreateUserSettings(ctx, queries.CreateUserSettingsParams{
+		if err := q.CreateUserSettings(ctx, queries.CreateUserSettingsParams{
 			UserID:               id,
 			Currency:             defaultCurrency,
 			Timezone:             defaultTimezone,
@@ -141,7 +141,10 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 			NotificationsEnabled: 1,
 			TwoFactorEnabled:     0,
 			CreatedAt:            created,
-		})
+		}); err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
 	})
 	if err != nil {
 		return User{}, err
@@ -244,8 +247,9 @@ func (u User) detached() User {
 }
 
 // VerifyUser marks a user identity-verified (identity verification itself happens outside
-// this service). Verifying a verified user changes nothing. It is an administrative
-// operation: it is not scoped to a platform.
+// this service), telling the user's platform (user.verification.succeeded). Verifying a
+// verified user changes nothing. It is an administrative operation: it is not scoped to
+// a platform.
 //
 // Returns CodeInvalid for a malformed id and CodeNotFound for an unknown user.
 func (s *Service) VerifyUser(ctx context.Context, userID string) error {
@@ -254,10 +258,37 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 		return err
 	}
 	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
-		n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))})
-		if err == nil && n == 0 {
-			return Errorf(CodeNotFound, "User not found.")
+		u, err := q.GetUser(ctx, uid)
+		if err != nil || u.VerifiedAt != nil {
+			return notFound(err, "User not found.")
 		}
+		if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))}); err != nil {
+			return err
+		}
+		return s.emitUser(ctx, q, u, EventUserVerificationSucceded, EventData{Object: EventObject{Type: "user", ID: uid}})
+	})
+}
+
+// VerificationFailure is the body of a failed identity verification: why it failed.
+type VerificationFailure struct {
+	Reason string `json:"reason"`
+}
+
+// FailUserVerification records that a user's identity verification failed, and why,
+// telling the user's platform (user.verification.failed). It changes nothing else about
+// the user: a verified user stays verified. It is an administrative operation.
+//
+// Returns CodeInvalid for a malformed id or reason and CodeNotFound for an unknown user.
+func (s *Service) FailUserVerification(ctx context.Context, userID string, in VerificationFailure) error {
+	if _, err := s.validate("users_verification_failed", map[string]string{"user_id": userID}, nil, in); err != nil {
 		return err
+	}
+	uid := canonicalID(userID)
+	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		u, err := q.GetUser(ctx, uid)
+		if err != nil {
+			return notFound(err, "User not found.")
+		}
+		return s.emitUser(ctx, q, u, EventUserVerificationFailed, EventData{Object: EventObject{Type: "user", ID: uid}, Reason: in.Reason})
 	})
 }

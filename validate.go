@@ -41,6 +41,8 @@ func enumTables() []validate.EnumTable {
 	return []validate.EnumTable{
 		{Schema: "payee_banks_add.json", Pointer: "/properties/body/properties/bank_acc_type/enum", Keys: slices.Collect(maps.Keys(providerAccountTypes))},
 		{Schema: "payee_rules_load.json", Pointer: "/$defs/field/properties/data_type/enum", Keys: slices.Collect(maps.Keys(dataTypes))},
+		{Schema: "webhooks_create.json", Pointer: "/properties/body/properties/events/items/enum", Keys: append(EventTypes(), AllEvents)},
+		{Schema: "events_list.json", Pointer: "/properties/query/properties/type/enum", Keys: EventTypes()},
 	}
 }
 

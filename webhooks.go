@@ -1,9 +1,15 @@
 package payments
 
 import (
+	"context"
+	"slices"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/webhook"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Webhooks, for receivers. Deliveries are signed by the Standard Webhooks scheme (v1.0.0):
@@ -56,4 +62,258 @@ func VerifyWebhook(secret string, header map[string][]string, body []byte, toler
 		return err
 	}
 	return webhook.Verify(s, header, body, tolerance, time.Now())
+}
+
+// Webhook endpoints: the URLs a platform receives its events at.
+
+// AllEvents, as the only entry of an endpoint's events, subscribes it to every type,
+// those added later included. An endpoint created without events has it.
+const AllEvents = "*"
+
+// secretOverlap is how long a rotated secret keeps signing deliveries beside the new one.
+const secretOverlap = 24 * time.Hour
+
+// EndpointStatus says whether an endpoint receives deliveries.
+type EndpointStatus string
+
+// Endpoint statuses. A disabled endpoint receives nothing until it is enabled again: it
+// answered 410 Gone, or failed every attempt for DisableAfter.
+const (
+	EndpointEnabled  EndpointStatus = "enabled"
+	EndpointDisabled EndpointStatus = "disabled"
+)
+
+// WebhookEndpoint is an endpoint as the API shows it. Secret is shown when the endpoint is
+// created and when its secret is rotated, never again.
+type WebhookEndpoint struct {
+	ID             uuid.UUID      `json:"id"`
+	URL            string         `json:"url"`
+	Description    *string        `json:"description"`
+	Events         []string       `json:"events"`
+	Status         EndpointStatus `json:"status"`
+	DisabledReason *string        `json:"disabled_reason"`
+	CreatedAt      time.Time      `json:"created_at"`
+	Secret         string         `json:"secret,omitempty"`
+}
+
+// NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
+// type (AllEvents).
+type NewWebhookEndpoint struct {
+	URL         string   `json:"url"`
+	Events      []string `json:"events,omitempty"`
+	Description *string  `json:"description,omitempty"`
+}
+
+func (NewWebhookEndpoint) requestSchema() string { return "webhooks_create" }
+
+// DeletedEndpoint is the answer of Delete Webhook Endpoint.
+type DeletedEndpoint struct {
+	ID      uuid.UUID `json:"id"`
+	Deleted bool      `json:"deleted"`
+}
+
+// CreateWebhookEndpoint registers a URL of the platform to receive its events, signed
+// with a new secret, which the answer shows once.
+//
+// Returns CodeInvalid when the body fails validation, the URL included (see
+// Options.WebhookAllow), and CodeNotFound for an unknown platform.
+//
+// Called through Idempotent(idem), it creates the endpoint at most once.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, platformID uuid.UUID, in NewWebhookEndpoint) (WebhookEndpoint, error) {
+	return once(ctx, s, platformScope(platformID), "CreateWebhookEndpoint", in, func(a *attempt) (WebhookEndpoint, error) {
+		return s.createWebhookEndpoint(ctx, a, platformID, in)
+	})
+}
+
+func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platformID uuid.UUID, in NewWebhookEndpoint) (WebhookEndpoint, error) {
+	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if err := webhook.CheckURL(in.URL, s.env == Production, s.webhookAllow...); err != nil {
+		return WebhookEndpoint{}, invalid(FieldError{
+			Type: "url_parsing", Loc: []any{"body", "url"}, Msg: err.Error(), Input: in.URL,
+		})
+	}
+	secret := webhook.NewSecret()
+	id := s.newID().String()
+	all := len(in.Events) == 0 || slices.Contains(in.Events, AllEvents)
+	var e WebhookEndpoint
+	err := s.writeRemembering(ctx, a, func() any { return e }, func(ctx context.Context, q store.Querier) error {
+		if _, err := q.GetPlatform(ctx, platformID.String()); err != nil {
+			return notFound(err, "Platform not found.")
+		}
+		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
+			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
+			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			CreatedAt: formatTime(s.Now()),
+		})
+		if err != nil {
+			return err
+		}
+		events := []string{AllEvents}
+		if !all {
+			events = in.Events
+			for _, t := range events {
+				if err := q.AddWebhookSubscription(ctx, queries.AddWebhookSubscriptionParams{EndpointID: id, Type: t}); err != nil {
+					return err
+				}
+			}
+		}
+		if e, err = endpointFromRow(row, events); err != nil {
+			return err
+		}
+		e.Secret = secret.Text()
+		return nil
+	})
+	return e, err
+}
+
+// ListWebhookEndpoints returns the platform's endpoints, oldest first, without secrets.
+func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID) ([]WebhookEndpoint, error) {
+	var out []WebhookEndpoint
+	err := s.read(ctx, func(q store.Querier) (err error) {
+		out, err = s.platformEndpoints(ctx, q, platformID)
+		return err
+	})
+	return out, err
+}
+
+// platformEndpoints reads the platform's endpoints and their subscriptions.
+func (s *Service) platformEndpoints(ctx context.Context, q store.Querier, platformID uuid.UUID) ([]WebhookEndpoint, error) {
+	rows, err := q.ListWebhookEndpoints(ctx, platformID.String())
+	if err != nil {
+		return nil, err
+	}
+	subs, err := q.ListWebhookSubscriptions(ctx, platformID.String())
+	if err != nil {
+		return nil, err
+	}
+	types := map[string][]string{}
+	for _, sub := range subs {
+		types[sub.EndpointID] = append(types[sub.EndpointID], sub.Type)
+	}
+	out := make([]WebhookEndpoint, 0, len(rows))
+	for _, r := range rows {
+		events := types[r.ID]
+		if r.AllEvents == 1 {
+			events = []string{AllEvents}
+		}
+		e, err := endpointFromRow(r, events)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// DeleteWebhookEndpoint deletes an endpoint of the platform: it receives nothing more.
+// Its deliveries and their attempts stay in the events' history.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
+// endpoint.
+//
+// Called through Idempotent(idem), a retry answers as the first call did.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (DeletedEndpoint, error) {
+	return once(ctx, s, platformScope(platformID), "DeleteWebhookEndpoint", endpointID, func(a *attempt) (DeletedEndpoint, error) {
+		if err := s.validateEndpointID(endpointID); err != nil {
+			return DeletedEndpoint{}, err
+		}
+		out := DeletedEndpoint{ID: uuid.MustParse(endpointID), Deleted: true}
+		err := s.writeRemembering(ctx, a, func() any { return out }, func(ctx context.Context, q store.Querier) error {
+			n, err := q.DeleteWebhookEndpoint(ctx, queries.DeleteWebhookEndpointParams{
+				DeletedAt: new(formatTime(s.Now())), ID: out.ID.String(), PlatformID: platformID.String(),
+			})
+			if err == nil && n == 0 {
+				return Errorf(CodeNotFound, "Webhook endpoint not found.")
+			}
+			return err
+		})
+		return out, err
+	})
+}
+
+// EnableWebhookEndpoint enables an endpoint of the platform again (enabling an enabled one
+// changes nothing), forgetting its failures. Events that were not delivered while it was
+// disabled can be sent with ResendEvent.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
+// endpoint.
+func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+		row, err := q.EnableWebhookEndpoint(ctx, queries.EnableWebhookEndpointParams{ID: id, PlatformID: platformID.String()})
+		return row, "", err
+	})
+}
+
+// RotateWebhookSecret gives an endpoint of the platform a new secret, which the answer
+// shows once. For 24 hours deliveries are signed with both, so that receivers can move to
+// the new one without missing a delivery.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
+// endpoint.
+func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+		secret := webhook.NewSecret()
+		row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
+			PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
+			SecretSealed:  s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			ID:            id, PlatformID: platformID.String(),
+		})
+		return row, secret.Text(), err
+	})
+}
+
+// changeEndpoint runs change on an endpoint of the platform and returns the endpoint as
+// it leaves it, with the secret change returns.
+func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string,
+	change func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error)) (WebhookEndpoint, error) {
+	if err := s.validateEndpointID(endpointID); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	var e WebhookEndpoint
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		id := canonicalID(endpointID)
+		row, secret, err := change(ctx, q, id)
+		if err != nil {
+			return notFound(err, "Webhook endpoint not found.")
+		}
+		all, err := s.platformEndpoints(ctx, q, platformID)
+		if err != nil {
+			return err
+		}
+		for _, x := range all {
+			if x.ID.String() == row.ID {
+				e = x
+			}
+		}
+		e.Secret = secret
+		return nil
+	})
+	return e, err
+}
+
+func (s *Service) validateEndpointID(id string) error {
+	_, err := s.validate("webhooks_endpoint", map[string]string{"endpoint_id": id}, nil, nil)
+	return err
+}
+
+func endpointFromRow(r queries.WebhookEndpoint, events []string) (WebhookEndpoint, error) {
+	created, err := parseTime(r.CreatedAt)
+	if events == nil {
+		events = []string{}
+	}
+	return WebhookEndpoint{
+		ID: uuid.MustParse(r.ID), URL: r.Url, Description: r.Description, Events: events,
+		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
+	}, err
+}
+
+func webhookSecretAAD(id string) string { return "webhook_endpoints.secret:" + id }
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -63,6 +63,15 @@ type DataKey struct {
 	RetiredAt *string
 }
 
+type Event struct {
+	RowID      int64
+	ID         string
+	PlatformID string
+	Type       string
+	CreatedAt  string
+	Payload    string
+}
+
 type ExchangeRate struct {
 	ID             int64
 	PayoutCurrency string
@@ -196,4 +205,47 @@ type Wallet struct {
 	Currency  string
 	Balance   string
 	CreatedAt string
+}
+
+type WebhookAttempt struct {
+	ID          int64
+	EventID     string
+	EndpointID  string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  *int64
+	Error       *string
+	LatencyMs   int64
+	Response    string
+}
+
+type WebhookDelivery struct {
+	ID            int64
+	EventID       string
+	EndpointID    string
+	State         string
+	Attempts      int64
+	Failures      int64
+	NextAttemptAt string
+}
+
+type WebhookEndpoint struct {
+	ID                   string
+	PlatformID           string
+	Url                  string
+	Description          *string
+	AllEvents            int64
+	Status               string
+	DisabledReason       *string
+	SecretSealed         string
+	PreviousSecretSealed *string
+	PreviousUntil        *string
+	FailingSince         *string
+	CreatedAt            string
+	DeletedAt            *string
+}
+
+type WebhookSubscription struct {
+	EndpointID string
+	Type       string
 }

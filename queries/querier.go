@@ -13,17 +13,25 @@ type Querier interface {
 	AddExchangeRate(ctx context.Context, arg AddExchangeRateParams) (ExchangeRate, error)
 	AddRuleCountry(ctx context.Context, arg AddRuleCountryParams) error
 	AddRuleCurrency(ctx context.Context, arg AddRuleCurrencyParams) error
+	AddWebhookSubscription(ctx context.Context, arg AddWebhookSubscriptionParams) error
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
+	// Takes up to max due deliveries for a lease: each is due again when the lease ends,
+	// unless its attempt is recorded first.
+	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	CountNewUser(ctx context.Context, id string) (int64, error)
 	CountPlatforms(ctx context.Context, environment string) (int64, error)
 	CountSealedByKey(ctx context.Context) ([]CountSealedByKeyRow, error)
 	CreateAPICredential(ctx context.Context, arg CreateAPICredentialParams) error
+	CreateAttempt(ctx context.Context, arg CreateAttemptParams) error
 	// The row comes back as stored: balance and verification state are the table's defaults,
 	// the account number sealed.
 	CreateBankAccount(ctx context.Context, arg CreateBankAccountParams) (BankAccount, error)
 	CreateBlindIndexKey(ctx context.Context, arg CreateBlindIndexKeyParams) error
 	CreateCard(ctx context.Context, arg CreateCardParams) error
+	// Events: written with the change they record (see 0006_events.sql), listed by a
+	// platform oldest first with the id as the cursor, pruned when older than the retention.
+	CreateEvent(ctx context.Context, arg CreateEventParams) error
 	CreateIdempotencyRecord(ctx context.Context, arg CreateIdempotencyRecordParams) error
 	CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error)
 	CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error)
@@ -34,47 +42,82 @@ type Querier interface {
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error
+	// Webhook endpoints, their deliveries and the attempts at them.
+	CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEndpointParams) (WebhookEndpoint, error)
 	// For each base currency of the payout currency, the latest rate in force at as_of (of
 	// two with the same apply_time, the later recorded).
 	CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]ExchangeRate, error)
 	CurrentRuleSet(ctx context.Context) (int64, error)
 	DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
+	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
+	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
+	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
+	// One pending delivery of the event to each enabled endpoint of the platform subscribed
+	// to its type.
+	FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error)
 	GetAPICredential(ctx context.Context, apiKey string) (GetAPICredentialRow, error)
 	GetBlindIndexKey(ctx context.Context) (string, error)
+	GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error)
+	GetEventPayload(ctx context.Context, id string) (string, error)
 	GetIdempotencyRecord(ctx context.Context, arg GetIdempotencyRecordParams) (IdempotencyKey, error)
 	GetPayeeAddress(ctx context.Context, arg GetPayeeAddressParams) (PayeeAddress, error)
 	GetPayeeRules(ctx context.Context, arg GetPayeeRulesParams) (GetPayeeRulesRow, error)
 	GetPlatform(ctx context.Context, id string) (Platform, error)
 	GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error)
+	GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (Event, error)
 	GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error)
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
+	GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
 	LastBankAccountID(ctx context.Context) (string, error)
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
 	LastPlatformID(ctx context.Context) (string, error)
+	LastWebhookEndpointID(ctx context.Context) (string, error)
 	// Data keys, the blind-index key, and the sealed values a rotation or the one-time
 	// sealing of an older database walks through, a batch at a time in id order, up to the
 	// last id there was when the walk started.
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
+	ListEventAttempts(ctx context.Context, eventID string) ([]WebhookAttempt, error)
+	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
 	ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([]User, error)
+	ListWebhookEndpoints(ctx context.Context, platformID string) ([]WebhookEndpoint, error)
+	ListWebhookSubscriptions(ctx context.Context, platformID string) ([]WebhookSubscription, error)
+	// Returns when the endpoint's current run of failures began.
+	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
+	MarkEndpointSucceeding(ctx context.Context, id string) error
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
+	// How many deliveries wait, and the time of the oldest event among them.
+	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
+	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)
+	PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams) (int64, error)
+	PruneEvents(ctx context.Context, arg PruneEventsParams) (int64, error)
+	RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error
 	RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee, error)
+	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
+	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error
 	SetPayeeBankNumber(ctx context.Context, arg SetPayeeBankNumberParams) error
 	SetPlatformSecret(ctx context.Context, arg SetPlatformSecretParams) error
+	SetWebhookPreviousSecret(ctx context.Context, arg SetWebhookPreviousSecretParams) error
+	SetWebhookSecret(ctx context.Context, arg SetWebhookSecretParams) error
 	SoftDeleteCard(ctx context.Context, arg SoftDeleteCardParams) (int64, error)
 	SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error)
+	// The platforms with an endpoint subscribed to the type: where a change of the whole
+	// deployment (rates, payee rules) is told.
+	SubscribedPlatforms(ctx context.Context, type_ string) ([]SubscribedPlatformsRow, error)
 	UserHasDefaultAccount(ctx context.Context, userID string) (bool, error)
 	VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error)
+	WebhookPreviousSecretsAfter(ctx context.Context, arg WebhookPreviousSecretsAfterParams) ([]WebhookPreviousSecretsAfterRow, error)
+	WebhookSecretsAfter(ctx context.Context, arg WebhookSecretsAfterParams) ([]WebhookSecretsAfterRow, error)
 }
 
 var _ Querier = (*Queries)(nil)

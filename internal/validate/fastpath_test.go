@@ -16,7 +16,7 @@ func TestUUIDFastPath(t *testing.T) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	if got, want := strings.Join(names, " "), "accounts_get addresses_get payee_banks_delete users_get"; got != want {
+	if got, want := strings.Join(names, " "), "accounts_get addresses_get events_get payee_banks_delete users_get webhooks_endpoint"; got != want {
 		t.Errorf("fast-path requests %q, want %q", got, want)
 	}
 	ids := []string{"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41", "7F0C2A4E-1B7D-4C61-9A53-0D8E7F6B5A41",

@@ -41,6 +41,10 @@ func (a Adapter) AddRuleCurrency(ctx context.Context, arg queries.AddRuleCurrenc
 	return a.Q.AddRuleCurrency(ctx, AddRuleCurrencyParams(arg))
 }
 
+func (a Adapter) AddWebhookSubscription(ctx context.Context, arg queries.AddWebhookSubscriptionParams) error {
+	return a.Q.AddWebhookSubscription(ctx, AddWebhookSubscriptionParams(arg))
+}
+
 func (a Adapter) BankAccountNumbersAfter(ctx context.Context, arg queries.BankAccountNumbersAfterParams) ([]queries.BankAccountNumbersAfterRow, error) {
 	rows, err := a.Q.BankAccountNumbersAfter(ctx, BankAccountNumbersAfterParams(arg))
 	if err != nil {
@@ -49,6 +53,18 @@ func (a Adapter) BankAccountNumbersAfter(ctx context.Context, arg queries.BankAc
 	out := make([]queries.BankAccountNumbersAfterRow, len(rows))
 	for i, r := range rows {
 		out[i] = queries.BankAccountNumbersAfterRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ClaimDeliveries(ctx context.Context, arg queries.ClaimDeliveriesParams) ([]queries.ClaimDeliveriesRow, error) {
+	rows, err := a.Q.ClaimDeliveries(ctx, ClaimDeliveriesParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ClaimDeliveriesRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ClaimDeliveriesRow(r)
 	}
 	return out, nil
 }
@@ -81,6 +97,10 @@ func (a Adapter) CreateAPICredential(ctx context.Context, arg queries.CreateAPIC
 	return a.Q.CreateAPICredential(ctx, CreateAPICredentialParams(arg))
 }
 
+func (a Adapter) CreateAttempt(ctx context.Context, arg queries.CreateAttemptParams) error {
+	return a.Q.CreateAttempt(ctx, CreateAttemptParams(arg))
+}
+
 func (a Adapter) CreateBankAccount(ctx context.Context, arg queries.CreateBankAccountParams) (queries.BankAccount, error) {
 	r, err := a.Q.CreateBankAccount(ctx, CreateBankAccountParams(arg))
 	return queries.BankAccount(r), err
@@ -92,6 +112,10 @@ func (a Adapter) CreateBlindIndexKey(ctx context.Context, arg queries.CreateBlin
 
 func (a Adapter) CreateCard(ctx context.Context, arg queries.CreateCardParams) error {
 	return a.Q.CreateCard(ctx, CreateCardParams(arg))
+}
+
+func (a Adapter) CreateEvent(ctx context.Context, arg queries.CreateEventParams) error {
+	return a.Q.CreateEvent(ctx, CreateEventParams(arg))
 }
 
 func (a Adapter) CreateIdempotencyRecord(ctx context.Context, arg queries.CreateIdempotencyRecordParams) error {
@@ -133,6 +157,11 @@ func (a Adapter) CreateWallet(ctx context.Context, arg queries.CreateWalletParam
 	return a.Q.CreateWallet(ctx, CreateWalletParams(arg))
 }
 
+func (a Adapter) CreateWebhookEndpoint(ctx context.Context, arg queries.CreateWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.CreateWebhookEndpoint(ctx, CreateWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
+}
+
 func (a Adapter) CurrentExchangeRates(ctx context.Context, arg queries.CurrentExchangeRatesParams) ([]queries.ExchangeRate, error) {
 	rows, err := a.Q.CurrentExchangeRates(ctx, CurrentExchangeRatesParams(arg))
 	if err != nil {
@@ -157,6 +186,23 @@ func (a Adapter) DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter s
 	return a.Q.DeleteExpiredIdempotencyRecords(ctx, notAfter)
 }
 
+func (a Adapter) DeleteWebhookEndpoint(ctx context.Context, arg queries.DeleteWebhookEndpointParams) (int64, error) {
+	return a.Q.DeleteWebhookEndpoint(ctx, DeleteWebhookEndpointParams(arg))
+}
+
+func (a Adapter) DisableWebhookEndpoint(ctx context.Context, arg queries.DisableWebhookEndpointParams) error {
+	return a.Q.DisableWebhookEndpoint(ctx, DisableWebhookEndpointParams(arg))
+}
+
+func (a Adapter) EnableWebhookEndpoint(ctx context.Context, arg queries.EnableWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.EnableWebhookEndpoint(ctx, EnableWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) FanOutEvent(ctx context.Context, arg queries.FanOutEventParams) (int64, error) {
+	return a.Q.FanOutEvent(ctx, FanOutEventParams(arg))
+}
+
 func (a Adapter) GetAPICredential(ctx context.Context, apiKey string) (queries.GetAPICredentialRow, error) {
 	r, err := a.Q.GetAPICredential(ctx, apiKey)
 	return queries.GetAPICredentialRow(r), err
@@ -164,6 +210,15 @@ func (a Adapter) GetAPICredential(ctx context.Context, apiKey string) (queries.G
 
 func (a Adapter) GetBlindIndexKey(ctx context.Context) (string, error) {
 	return a.Q.GetBlindIndexKey(ctx)
+}
+
+func (a Adapter) GetDeliveryEndpoint(ctx context.Context, id string) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.GetDeliveryEndpoint(ctx, id)
+	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) GetEventPayload(ctx context.Context, id string) (string, error) {
+	return a.Q.GetEventPayload(ctx, id)
 }
 
 func (a Adapter) GetIdempotencyRecord(ctx context.Context, arg queries.GetIdempotencyRecordParams) (queries.IdempotencyKey, error) {
@@ -191,6 +246,11 @@ func (a Adapter) GetPlatformBankAccount(ctx context.Context, arg queries.GetPlat
 	return queries.GetPlatformBankAccountRow{BankAccount: queries.BankAccount(r.BankAccount), VerifiedAt: r.VerifiedAt}, err
 }
 
+func (a Adapter) GetPlatformEvent(ctx context.Context, arg queries.GetPlatformEventParams) (queries.Event, error) {
+	r, err := a.Q.GetPlatformEvent(ctx, GetPlatformEventParams(arg))
+	return queries.Event(r), err
+}
+
 func (a Adapter) GetPlatformUser(ctx context.Context, arg queries.GetPlatformUserParams) (queries.User, error) {
 	r, err := a.Q.GetPlatformUser(ctx, GetPlatformUserParams(arg))
 	return queries.User(r), err
@@ -209,6 +269,11 @@ func (a Adapter) GetUser(ctx context.Context, id string) (queries.User, error) {
 func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParams) (queries.Payee, error) {
 	r, err := a.Q.GetUserPayee(ctx, GetUserPayeeParams(arg))
 	return queries.Payee(r), err
+}
+
+func (a Adapter) GetWebhookEndpoint(ctx context.Context, arg queries.GetWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.GetWebhookEndpoint(ctx, GetWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) IdempotencyOutcomesAfter(ctx context.Context, arg queries.IdempotencyOutcomesAfterParams) ([]queries.IdempotencyOutcomesAfterRow, error) {
@@ -239,6 +304,10 @@ func (a Adapter) LastPlatformID(ctx context.Context) (string, error) {
 	return a.Q.LastPlatformID(ctx)
 }
 
+func (a Adapter) LastWebhookEndpointID(ctx context.Context) (string, error) {
+	return a.Q.LastWebhookEndpointID(ctx)
+}
+
 func (a Adapter) ListDataKeys(ctx context.Context) ([]queries.DataKey, error) {
 	rows, err := a.Q.ListDataKeys(ctx)
 	if err != nil {
@@ -247,6 +316,30 @@ func (a Adapter) ListDataKeys(ctx context.Context) ([]queries.DataKey, error) {
 	out := make([]queries.DataKey, len(rows))
 	for i, r := range rows {
 		out[i] = queries.DataKey(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListEventAttempts(ctx context.Context, eventID string) ([]queries.WebhookAttempt, error) {
+	rows, err := a.Q.ListEventAttempts(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.WebhookAttempt, len(rows))
+	for i, r := range rows {
+		out[i] = queries.WebhookAttempt(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListEvents(ctx context.Context, arg queries.ListEventsParams) ([]queries.Event, error) {
+	rows, err := a.Q.ListEvents(ctx, ListEventsParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.Event, len(rows))
+	for i, r := range rows {
+		out[i] = queries.Event(r)
 	}
 	return out, nil
 }
@@ -275,6 +368,38 @@ func (a Adapter) ListUsersPage(ctx context.Context, arg queries.ListUsersPagePar
 	return out, nil
 }
 
+func (a Adapter) ListWebhookEndpoints(ctx context.Context, platformID string) ([]queries.WebhookEndpoint, error) {
+	rows, err := a.Q.ListWebhookEndpoints(ctx, platformID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.WebhookEndpoint, len(rows))
+	for i, r := range rows {
+		out[i] = queries.WebhookEndpoint(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListWebhookSubscriptions(ctx context.Context, platformID string) ([]queries.WebhookSubscription, error) {
+	rows, err := a.Q.ListWebhookSubscriptions(ctx, platformID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.WebhookSubscription, len(rows))
+	for i, r := range rows {
+		out[i] = queries.WebhookSubscription(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) MarkEndpointFailing(ctx context.Context, arg queries.MarkEndpointFailingParams) (string, error) {
+	return a.Q.MarkEndpointFailing(ctx, MarkEndpointFailingParams(arg))
+}
+
+func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
+	return a.Q.MarkEndpointSucceeding(ctx, id)
+}
+
 func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBankNumbersAfterParams) ([]queries.PayeeBankNumbersAfterRow, error) {
 	rows, err := a.Q.PayeeBankNumbersAfter(ctx, PayeeBankNumbersAfterParams(arg))
 	if err != nil {
@@ -285,6 +410,11 @@ func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBan
 		out[i] = queries.PayeeBankNumbersAfterRow(r)
 	}
 	return out, nil
+}
+
+func (a Adapter) PendingDeliveries(ctx context.Context) (queries.PendingDeliveriesRow, error) {
+	r, err := a.Q.PendingDeliveries(ctx)
+	return queries.PendingDeliveriesRow(r), err
 }
 
 func (a Adapter) PlatformSecretsAfter(ctx context.Context, arg queries.PlatformSecretsAfterParams) ([]queries.PlatformSecretsAfterRow, error) {
@@ -299,13 +429,38 @@ func (a Adapter) PlatformSecretsAfter(ctx context.Context, arg queries.PlatformS
 	return out, nil
 }
 
+func (a Adapter) PruneAttempts(ctx context.Context, arg queries.PruneAttemptsParams) (int64, error) {
+	return a.Q.PruneAttempts(ctx, PruneAttemptsParams(arg))
+}
+
+func (a Adapter) PruneDeliveries(ctx context.Context, arg queries.PruneDeliveriesParams) (int64, error) {
+	return a.Q.PruneDeliveries(ctx, PruneDeliveriesParams(arg))
+}
+
+func (a Adapter) PruneEvents(ctx context.Context, arg queries.PruneEventsParams) (int64, error) {
+	return a.Q.PruneEvents(ctx, PruneEventsParams(arg))
+}
+
+func (a Adapter) RecordDelivery(ctx context.Context, arg queries.RecordDeliveryParams) error {
+	return a.Q.RecordDelivery(ctx, RecordDeliveryParams(arg))
+}
+
 func (a Adapter) RenamePayee(ctx context.Context, arg queries.RenamePayeeParams) (queries.Payee, error) {
 	r, err := a.Q.RenamePayee(ctx, RenamePayeeParams(arg))
 	return queries.Payee(r), err
 }
 
+func (a Adapter) ResendToEndpoint(ctx context.Context, arg queries.ResendToEndpointParams) error {
+	return a.Q.ResendToEndpoint(ctx, ResendToEndpointParams(arg))
+}
+
 func (a Adapter) RetireDataKey(ctx context.Context, arg queries.RetireDataKeyParams) error {
 	return a.Q.RetireDataKey(ctx, RetireDataKeyParams(arg))
+}
+
+func (a Adapter) RotateWebhookSecret(ctx context.Context, arg queries.RotateWebhookSecretParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.RotateWebhookSecret(ctx, RotateWebhookSecretParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) SetBankAccountNumber(ctx context.Context, arg queries.SetBankAccountNumberParams) error {
@@ -328,6 +483,14 @@ func (a Adapter) SetPlatformSecret(ctx context.Context, arg queries.SetPlatformS
 	return a.Q.SetPlatformSecret(ctx, SetPlatformSecretParams(arg))
 }
 
+func (a Adapter) SetWebhookPreviousSecret(ctx context.Context, arg queries.SetWebhookPreviousSecretParams) error {
+	return a.Q.SetWebhookPreviousSecret(ctx, SetWebhookPreviousSecretParams(arg))
+}
+
+func (a Adapter) SetWebhookSecret(ctx context.Context, arg queries.SetWebhookSecretParams) error {
+	return a.Q.SetWebhookSecret(ctx, SetWebhookSecretParams(arg))
+}
+
 func (a Adapter) SoftDeleteCard(ctx context.Context, arg queries.SoftDeleteCardParams) (int64, error) {
 	return a.Q.SoftDeleteCard(ctx, SoftDeleteCardParams(arg))
 }
@@ -336,10 +499,46 @@ func (a Adapter) SoftDeletePayeeBank(ctx context.Context, arg queries.SoftDelete
 	return a.Q.SoftDeletePayeeBank(ctx, SoftDeletePayeeBankParams(arg))
 }
 
+func (a Adapter) SubscribedPlatforms(ctx context.Context, type_ string) ([]queries.SubscribedPlatformsRow, error) {
+	rows, err := a.Q.SubscribedPlatforms(ctx, type_)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.SubscribedPlatformsRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.SubscribedPlatformsRow(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {
 	return a.Q.UserHasDefaultAccount(ctx, userID)
 }
 
 func (a Adapter) VerifyUser(ctx context.Context, arg queries.VerifyUserParams) (int64, error) {
 	return a.Q.VerifyUser(ctx, VerifyUserParams(arg))
+}
+
+func (a Adapter) WebhookPreviousSecretsAfter(ctx context.Context, arg queries.WebhookPreviousSecretsAfterParams) ([]queries.WebhookPreviousSecretsAfterRow, error) {
+	rows, err := a.Q.WebhookPreviousSecretsAfter(ctx, WebhookPreviousSecretsAfterParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.WebhookPreviousSecretsAfterRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.WebhookPreviousSecretsAfterRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) WebhookSecretsAfter(ctx context.Context, arg queries.WebhookSecretsAfterParams) ([]queries.WebhookSecretsAfterRow, error) {
+	rows, err := a.Q.WebhookSecretsAfter(ctx, WebhookSecretsAfterParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.WebhookSecretsAfterRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.WebhookSecretsAfterRow(r)
+	}
+	return out, nil
 }

@@ -36,11 +36,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addRuleCurrencyStmt, err = db.PrepareContext(ctx, addRuleCurrency); err != nil {
 		return nil, fmt.Errorf("error preparing query AddRuleCurrency: %w", err)
 	}
+	if q.addWebhookSubscriptionStmt, err = db.PrepareContext(ctx, addWebhookSubscription); err != nil {
+		return nil, fmt.Errorf("error preparing query AddWebhookSubscription: %w", err)
+	}
 	if q.advisoryXactLockStmt, err = db.PrepareContext(ctx, advisoryXactLock); err != nil {
 		return nil, fmt.Errorf("error preparing query AdvisoryXactLock: %w", err)
 	}
 	if q.bankAccountNumbersAfterStmt, err = db.PrepareContext(ctx, bankAccountNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query BankAccountNumbersAfter: %w", err)
+	}
+	if q.claimDeliveriesStmt, err = db.PrepareContext(ctx, claimDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query ClaimDeliveries: %w", err)
 	}
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
@@ -57,6 +63,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createAPICredentialStmt, err = db.PrepareContext(ctx, createAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateAPICredential: %w", err)
 	}
+	if q.createAttemptStmt, err = db.PrepareContext(ctx, createAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateAttempt: %w", err)
+	}
 	if q.createBankAccountStmt, err = db.PrepareContext(ctx, createBankAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateBankAccount: %w", err)
 	}
@@ -65,6 +74,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createCardStmt, err = db.PrepareContext(ctx, createCard); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateCard: %w", err)
+	}
+	if q.createEventStmt, err = db.PrepareContext(ctx, createEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateEvent: %w", err)
 	}
 	if q.createIdempotencyRecordStmt, err = db.PrepareContext(ctx, createIdempotencyRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateIdempotencyRecord: %w", err)
@@ -93,6 +105,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createWalletStmt, err = db.PrepareContext(ctx, createWallet); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateWallet: %w", err)
 	}
+	if q.createWebhookEndpointStmt, err = db.PrepareContext(ctx, createWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateWebhookEndpoint: %w", err)
+	}
 	if q.currentExchangeRatesStmt, err = db.PrepareContext(ctx, currentExchangeRates); err != nil {
 		return nil, fmt.Errorf("error preparing query CurrentExchangeRates: %w", err)
 	}
@@ -105,11 +120,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteExpiredIdempotencyRecordsStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyRecords); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyRecords: %w", err)
 	}
+	if q.deleteWebhookEndpointStmt, err = db.PrepareContext(ctx, deleteWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteWebhookEndpoint: %w", err)
+	}
+	if q.disableWebhookEndpointStmt, err = db.PrepareContext(ctx, disableWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query DisableWebhookEndpoint: %w", err)
+	}
+	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
+	}
+	if q.fanOutEventStmt, err = db.PrepareContext(ctx, fanOutEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query FanOutEvent: %w", err)
+	}
 	if q.getAPICredentialStmt, err = db.PrepareContext(ctx, getAPICredential); err != nil {
 		return nil, fmt.Errorf("error preparing query GetAPICredential: %w", err)
 	}
 	if q.getBlindIndexKeyStmt, err = db.PrepareContext(ctx, getBlindIndexKey); err != nil {
 		return nil, fmt.Errorf("error preparing query GetBlindIndexKey: %w", err)
+	}
+	if q.getDeliveryEndpointStmt, err = db.PrepareContext(ctx, getDeliveryEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query GetDeliveryEndpoint: %w", err)
+	}
+	if q.getEventPayloadStmt, err = db.PrepareContext(ctx, getEventPayload); err != nil {
+		return nil, fmt.Errorf("error preparing query GetEventPayload: %w", err)
 	}
 	if q.getIdempotencyRecordStmt, err = db.PrepareContext(ctx, getIdempotencyRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIdempotencyRecord: %w", err)
@@ -126,6 +159,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getPlatformBankAccountStmt, err = db.PrepareContext(ctx, getPlatformBankAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPlatformBankAccount: %w", err)
 	}
+	if q.getPlatformEventStmt, err = db.PrepareContext(ctx, getPlatformEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query GetPlatformEvent: %w", err)
+	}
 	if q.getPlatformUserStmt, err = db.PrepareContext(ctx, getPlatformUser); err != nil {
 		return nil, fmt.Errorf("error preparing query GetPlatformUser: %w", err)
 	}
@@ -137,6 +173,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
+	}
+	if q.getWebhookEndpointStmt, err = db.PrepareContext(ctx, getWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebhookEndpoint: %w", err)
 	}
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
@@ -153,8 +192,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.lastPlatformIDStmt, err = db.PrepareContext(ctx, lastPlatformID); err != nil {
 		return nil, fmt.Errorf("error preparing query LastPlatformID: %w", err)
 	}
+	if q.lastWebhookEndpointIDStmt, err = db.PrepareContext(ctx, lastWebhookEndpointID); err != nil {
+		return nil, fmt.Errorf("error preparing query LastWebhookEndpointID: %w", err)
+	}
 	if q.listDataKeysStmt, err = db.PrepareContext(ctx, listDataKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListDataKeys: %w", err)
+	}
+	if q.listEventAttemptsStmt, err = db.PrepareContext(ctx, listEventAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListEventAttempts: %w", err)
+	}
+	if q.listEventsStmt, err = db.PrepareContext(ctx, listEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListEvents: %w", err)
 	}
 	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
@@ -162,20 +210,53 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
 	}
+	if q.listWebhookEndpointsStmt, err = db.PrepareContext(ctx, listWebhookEndpoints); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWebhookEndpoints: %w", err)
+	}
+	if q.listWebhookSubscriptionsStmt, err = db.PrepareContext(ctx, listWebhookSubscriptions); err != nil {
+		return nil, fmt.Errorf("error preparing query ListWebhookSubscriptions: %w", err)
+	}
 	if q.lockUserForUpdateStmt, err = db.PrepareContext(ctx, lockUserForUpdate); err != nil {
 		return nil, fmt.Errorf("error preparing query LockUserForUpdate: %w", err)
+	}
+	if q.markEndpointFailingStmt, err = db.PrepareContext(ctx, markEndpointFailing); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkEndpointFailing: %w", err)
+	}
+	if q.markEndpointSucceedingStmt, err = db.PrepareContext(ctx, markEndpointSucceeding); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkEndpointSucceeding: %w", err)
 	}
 	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
 	}
+	if q.pendingDeliveriesStmt, err = db.PrepareContext(ctx, pendingDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query PendingDeliveries: %w", err)
+	}
 	if q.platformSecretsAfterStmt, err = db.PrepareContext(ctx, platformSecretsAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PlatformSecretsAfter: %w", err)
+	}
+	if q.pruneAttemptsStmt, err = db.PrepareContext(ctx, pruneAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query PruneAttempts: %w", err)
+	}
+	if q.pruneDeliveriesStmt, err = db.PrepareContext(ctx, pruneDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query PruneDeliveries: %w", err)
+	}
+	if q.pruneEventsStmt, err = db.PrepareContext(ctx, pruneEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query PruneEvents: %w", err)
+	}
+	if q.recordDeliveryStmt, err = db.PrepareContext(ctx, recordDelivery); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordDelivery: %w", err)
 	}
 	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
 		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
 	}
+	if q.resendToEndpointStmt, err = db.PrepareContext(ctx, resendToEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query ResendToEndpoint: %w", err)
+	}
 	if q.retireDataKeyStmt, err = db.PrepareContext(ctx, retireDataKey); err != nil {
 		return nil, fmt.Errorf("error preparing query RetireDataKey: %w", err)
+	}
+	if q.rotateWebhookSecretStmt, err = db.PrepareContext(ctx, rotateWebhookSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query RotateWebhookSecret: %w", err)
 	}
 	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
@@ -192,17 +273,32 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.setPlatformSecretStmt, err = db.PrepareContext(ctx, setPlatformSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query SetPlatformSecret: %w", err)
 	}
+	if q.setWebhookPreviousSecretStmt, err = db.PrepareContext(ctx, setWebhookPreviousSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query SetWebhookPreviousSecret: %w", err)
+	}
+	if q.setWebhookSecretStmt, err = db.PrepareContext(ctx, setWebhookSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query SetWebhookSecret: %w", err)
+	}
 	if q.softDeleteCardStmt, err = db.PrepareContext(ctx, softDeleteCard); err != nil {
 		return nil, fmt.Errorf("error preparing query SoftDeleteCard: %w", err)
 	}
 	if q.softDeletePayeeBankStmt, err = db.PrepareContext(ctx, softDeletePayeeBank); err != nil {
 		return nil, fmt.Errorf("error preparing query SoftDeletePayeeBank: %w", err)
 	}
+	if q.subscribedPlatformsStmt, err = db.PrepareContext(ctx, subscribedPlatforms); err != nil {
+		return nil, fmt.Errorf("error preparing query SubscribedPlatforms: %w", err)
+	}
 	if q.userHasDefaultAccountStmt, err = db.PrepareContext(ctx, userHasDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserHasDefaultAccount: %w", err)
 	}
 	if q.verifyUserStmt, err = db.PrepareContext(ctx, verifyUser); err != nil {
 		return nil, fmt.Errorf("error preparing query VerifyUser: %w", err)
+	}
+	if q.webhookPreviousSecretsAfterStmt, err = db.PrepareContext(ctx, webhookPreviousSecretsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query WebhookPreviousSecretsAfter: %w", err)
+	}
+	if q.webhookSecretsAfterStmt, err = db.PrepareContext(ctx, webhookSecretsAfter); err != nil {
+		return nil, fmt.Errorf("error preparing query WebhookSecretsAfter: %w", err)
 	}
 	return &q, nil
 }
@@ -229,6 +325,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addRuleCurrencyStmt: %w", cerr)
 		}
 	}
+	if q.addWebhookSubscriptionStmt != nil {
+		if cerr := q.addWebhookSubscriptionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing addWebhookSubscriptionStmt: %w", cerr)
+		}
+	}
 	if q.advisoryXactLockStmt != nil {
 		if cerr := q.advisoryXactLockStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing advisoryXactLockStmt: %w", cerr)
@@ -237,6 +338,11 @@ func (q *Queries) Close() error {
 	if q.bankAccountNumbersAfterStmt != nil {
 		if cerr := q.bankAccountNumbersAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bankAccountNumbersAfterStmt: %w", cerr)
+		}
+	}
+	if q.claimDeliveriesStmt != nil {
+		if cerr := q.claimDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing claimDeliveriesStmt: %w", cerr)
 		}
 	}
 	if q.clearDefaultAccountStmt != nil {
@@ -264,6 +370,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createAPICredentialStmt: %w", cerr)
 		}
 	}
+	if q.createAttemptStmt != nil {
+		if cerr := q.createAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createAttemptStmt: %w", cerr)
+		}
+	}
 	if q.createBankAccountStmt != nil {
 		if cerr := q.createBankAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createBankAccountStmt: %w", cerr)
@@ -277,6 +388,11 @@ func (q *Queries) Close() error {
 	if q.createCardStmt != nil {
 		if cerr := q.createCardStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createCardStmt: %w", cerr)
+		}
+	}
+	if q.createEventStmt != nil {
+		if cerr := q.createEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createEventStmt: %w", cerr)
 		}
 	}
 	if q.createIdempotencyRecordStmt != nil {
@@ -324,6 +440,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createWalletStmt: %w", cerr)
 		}
 	}
+	if q.createWebhookEndpointStmt != nil {
+		if cerr := q.createWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createWebhookEndpointStmt: %w", cerr)
+		}
+	}
 	if q.currentExchangeRatesStmt != nil {
 		if cerr := q.currentExchangeRatesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing currentExchangeRatesStmt: %w", cerr)
@@ -344,6 +465,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteExpiredIdempotencyRecordsStmt: %w", cerr)
 		}
 	}
+	if q.deleteWebhookEndpointStmt != nil {
+		if cerr := q.deleteWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.disableWebhookEndpointStmt != nil {
+		if cerr := q.disableWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.enableWebhookEndpointStmt != nil {
+		if cerr := q.enableWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing enableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.fanOutEventStmt != nil {
+		if cerr := q.fanOutEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing fanOutEventStmt: %w", cerr)
+		}
+	}
 	if q.getAPICredentialStmt != nil {
 		if cerr := q.getAPICredentialStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getAPICredentialStmt: %w", cerr)
@@ -352,6 +493,16 @@ func (q *Queries) Close() error {
 	if q.getBlindIndexKeyStmt != nil {
 		if cerr := q.getBlindIndexKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getBlindIndexKeyStmt: %w", cerr)
+		}
+	}
+	if q.getDeliveryEndpointStmt != nil {
+		if cerr := q.getDeliveryEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getDeliveryEndpointStmt: %w", cerr)
+		}
+	}
+	if q.getEventPayloadStmt != nil {
+		if cerr := q.getEventPayloadStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getEventPayloadStmt: %w", cerr)
 		}
 	}
 	if q.getIdempotencyRecordStmt != nil {
@@ -379,6 +530,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getPlatformBankAccountStmt: %w", cerr)
 		}
 	}
+	if q.getPlatformEventStmt != nil {
+		if cerr := q.getPlatformEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getPlatformEventStmt: %w", cerr)
+		}
+	}
 	if q.getPlatformUserStmt != nil {
 		if cerr := q.getPlatformUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getPlatformUserStmt: %w", cerr)
@@ -397,6 +553,11 @@ func (q *Queries) Close() error {
 	if q.getUserPayeeStmt != nil {
 		if cerr := q.getUserPayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
+		}
+	}
+	if q.getWebhookEndpointStmt != nil {
+		if cerr := q.getWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebhookEndpointStmt: %w", cerr)
 		}
 	}
 	if q.idempotencyOutcomesAfterStmt != nil {
@@ -424,9 +585,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing lastPlatformIDStmt: %w", cerr)
 		}
 	}
+	if q.lastWebhookEndpointIDStmt != nil {
+		if cerr := q.lastWebhookEndpointIDStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastWebhookEndpointIDStmt: %w", cerr)
+		}
+	}
 	if q.listDataKeysStmt != nil {
 		if cerr := q.listDataKeysStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listDataKeysStmt: %w", cerr)
+		}
+	}
+	if q.listEventAttemptsStmt != nil {
+		if cerr := q.listEventAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listEventAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.listEventsStmt != nil {
+		if cerr := q.listEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listEventsStmt: %w", cerr)
 		}
 	}
 	if q.listPayeeAddressesStmt != nil {
@@ -439,9 +615,29 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listUsersPageStmt: %w", cerr)
 		}
 	}
+	if q.listWebhookEndpointsStmt != nil {
+		if cerr := q.listWebhookEndpointsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWebhookEndpointsStmt: %w", cerr)
+		}
+	}
+	if q.listWebhookSubscriptionsStmt != nil {
+		if cerr := q.listWebhookSubscriptionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listWebhookSubscriptionsStmt: %w", cerr)
+		}
+	}
 	if q.lockUserForUpdateStmt != nil {
 		if cerr := q.lockUserForUpdateStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lockUserForUpdateStmt: %w", cerr)
+		}
+	}
+	if q.markEndpointFailingStmt != nil {
+		if cerr := q.markEndpointFailingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markEndpointFailingStmt: %w", cerr)
+		}
+	}
+	if q.markEndpointSucceedingStmt != nil {
+		if cerr := q.markEndpointSucceedingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markEndpointSucceedingStmt: %w", cerr)
 		}
 	}
 	if q.payeeBankNumbersAfterStmt != nil {
@@ -449,9 +645,34 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
 		}
 	}
+	if q.pendingDeliveriesStmt != nil {
+		if cerr := q.pendingDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pendingDeliveriesStmt: %w", cerr)
+		}
+	}
 	if q.platformSecretsAfterStmt != nil {
 		if cerr := q.platformSecretsAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing platformSecretsAfterStmt: %w", cerr)
+		}
+	}
+	if q.pruneAttemptsStmt != nil {
+		if cerr := q.pruneAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pruneAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.pruneDeliveriesStmt != nil {
+		if cerr := q.pruneDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pruneDeliveriesStmt: %w", cerr)
+		}
+	}
+	if q.pruneEventsStmt != nil {
+		if cerr := q.pruneEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pruneEventsStmt: %w", cerr)
+		}
+	}
+	if q.recordDeliveryStmt != nil {
+		if cerr := q.recordDeliveryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordDeliveryStmt: %w", cerr)
 		}
 	}
 	if q.renamePayeeStmt != nil {
@@ -459,9 +680,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing renamePayeeStmt: %w", cerr)
 		}
 	}
+	if q.resendToEndpointStmt != nil {
+		if cerr := q.resendToEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing resendToEndpointStmt: %w", cerr)
+		}
+	}
 	if q.retireDataKeyStmt != nil {
 		if cerr := q.retireDataKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing retireDataKeyStmt: %w", cerr)
+		}
+	}
+	if q.rotateWebhookSecretStmt != nil {
+		if cerr := q.rotateWebhookSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rotateWebhookSecretStmt: %w", cerr)
 		}
 	}
 	if q.setBankAccountNumberStmt != nil {
@@ -489,6 +720,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing setPlatformSecretStmt: %w", cerr)
 		}
 	}
+	if q.setWebhookPreviousSecretStmt != nil {
+		if cerr := q.setWebhookPreviousSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setWebhookPreviousSecretStmt: %w", cerr)
+		}
+	}
+	if q.setWebhookSecretStmt != nil {
+		if cerr := q.setWebhookSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing setWebhookSecretStmt: %w", cerr)
+		}
+	}
 	if q.softDeleteCardStmt != nil {
 		if cerr := q.softDeleteCardStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing softDeleteCardStmt: %w", cerr)
@@ -499,6 +740,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing softDeletePayeeBankStmt: %w", cerr)
 		}
 	}
+	if q.subscribedPlatformsStmt != nil {
+		if cerr := q.subscribedPlatformsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing subscribedPlatformsStmt: %w", cerr)
+		}
+	}
 	if q.userHasDefaultAccountStmt != nil {
 		if cerr := q.userHasDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userHasDefaultAccountStmt: %w", cerr)
@@ -507,6 +753,16 @@ func (q *Queries) Close() error {
 	if q.verifyUserStmt != nil {
 		if cerr := q.verifyUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing verifyUserStmt: %w", cerr)
+		}
+	}
+	if q.webhookPreviousSecretsAfterStmt != nil {
+		if cerr := q.webhookPreviousSecretsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webhookPreviousSecretsAfterStmt: %w", cerr)
+		}
+	}
+	if q.webhookSecretsAfterStmt != nil {
+		if cerr := q.webhookSecretsAfterStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing webhookSecretsAfterStmt: %w", cerr)
 		}
 	}
 	return err
@@ -552,16 +808,20 @@ type Queries struct {
 	addExchangeRateStmt                 *sql.Stmt
 	addRuleCountryStmt                  *sql.Stmt
 	addRuleCurrencyStmt                 *sql.Stmt
+	addWebhookSubscriptionStmt          *sql.Stmt
 	advisoryXactLockStmt                *sql.Stmt
 	bankAccountNumbersAfterStmt         *sql.Stmt
+	claimDeliveriesStmt                 *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
 	countNewUserStmt                    *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
 	countSealedByKeyStmt                *sql.Stmt
 	createAPICredentialStmt             *sql.Stmt
+	createAttemptStmt                   *sql.Stmt
 	createBankAccountStmt               *sql.Stmt
 	createBlindIndexKeyStmt             *sql.Stmt
 	createCardStmt                      *sql.Stmt
+	createEventStmt                     *sql.Stmt
 	createIdempotencyRecordStmt         *sql.Stmt
 	createPayeeStmt                     *sql.Stmt
 	createPayeeAddressStmt              *sql.Stmt
@@ -571,43 +831,71 @@ type Queries struct {
 	createUserStmt                      *sql.Stmt
 	createUserSettingsStmt              *sql.Stmt
 	createWalletStmt                    *sql.Stmt
+	createWebhookEndpointStmt           *sql.Stmt
 	currentExchangeRatesStmt            *sql.Stmt
 	currentRuleSetStmt                  *sql.Stmt
 	deleteExpiredIdempotencyKeyStmt     *sql.Stmt
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
+	deleteWebhookEndpointStmt           *sql.Stmt
+	disableWebhookEndpointStmt          *sql.Stmt
+	enableWebhookEndpointStmt           *sql.Stmt
+	fanOutEventStmt                     *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
 	getBlindIndexKeyStmt                *sql.Stmt
+	getDeliveryEndpointStmt             *sql.Stmt
+	getEventPayloadStmt                 *sql.Stmt
 	getIdempotencyRecordStmt            *sql.Stmt
 	getPayeeAddressStmt                 *sql.Stmt
 	getPayeeRulesStmt                   *sql.Stmt
 	getPlatformStmt                     *sql.Stmt
 	getPlatformBankAccountStmt          *sql.Stmt
+	getPlatformEventStmt                *sql.Stmt
 	getPlatformUserStmt                 *sql.Stmt
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
+	getWebhookEndpointStmt              *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
 	lastIdempotencyRecordIDStmt         *sql.Stmt
 	lastPayeeBankIDStmt                 *sql.Stmt
 	lastPlatformIDStmt                  *sql.Stmt
+	lastWebhookEndpointIDStmt           *sql.Stmt
 	listDataKeysStmt                    *sql.Stmt
+	listEventAttemptsStmt               *sql.Stmt
+	listEventsStmt                      *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listUsersPageStmt                   *sql.Stmt
+	listWebhookEndpointsStmt            *sql.Stmt
+	listWebhookSubscriptionsStmt        *sql.Stmt
 	lockUserForUpdateStmt               *sql.Stmt
+	markEndpointFailingStmt             *sql.Stmt
+	markEndpointSucceedingStmt          *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
+	pendingDeliveriesStmt               *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
+	pruneAttemptsStmt                   *sql.Stmt
+	pruneDeliveriesStmt                 *sql.Stmt
+	pruneEventsStmt                     *sql.Stmt
+	recordDeliveryStmt                  *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
+	resendToEndpointStmt                *sql.Stmt
 	retireDataKeyStmt                   *sql.Stmt
+	rotateWebhookSecretStmt             *sql.Stmt
 	setBankAccountNumberStmt            *sql.Stmt
 	setBlindIndexKeyStmt                *sql.Stmt
 	setIdempotencyOutcomeStmt           *sql.Stmt
 	setPayeeBankNumberStmt              *sql.Stmt
 	setPlatformSecretStmt               *sql.Stmt
+	setWebhookPreviousSecretStmt        *sql.Stmt
+	setWebhookSecretStmt                *sql.Stmt
 	softDeleteCardStmt                  *sql.Stmt
 	softDeletePayeeBankStmt             *sql.Stmt
+	subscribedPlatformsStmt             *sql.Stmt
 	userHasDefaultAccountStmt           *sql.Stmt
 	verifyUserStmt                      *sql.Stmt
+	webhookPreviousSecretsAfterStmt     *sql.Stmt
+	webhookSecretsAfterStmt             *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -618,16 +906,20 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addExchangeRateStmt:                 q.addExchangeRateStmt,
 		addRuleCountryStmt:                  q.addRuleCountryStmt,
 		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
+		addWebhookSubscriptionStmt:          q.addWebhookSubscriptionStmt,
 		advisoryXactLockStmt:                q.advisoryXactLockStmt,
 		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
+		claimDeliveriesStmt:                 q.claimDeliveriesStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
 		countNewUserStmt:                    q.countNewUserStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
 		countSealedByKeyStmt:                q.countSealedByKeyStmt,
 		createAPICredentialStmt:             q.createAPICredentialStmt,
+		createAttemptStmt:                   q.createAttemptStmt,
 		createBankAccountStmt:               q.createBankAccountStmt,
 		createBlindIndexKeyStmt:             q.createBlindIndexKeyStmt,
 		createCardStmt:                      q.createCardStmt,
+		createEventStmt:                     q.createEventStmt,
 		createIdempotencyRecordStmt:         q.createIdempotencyRecordStmt,
 		createPayeeStmt:                     q.createPayeeStmt,
 		createPayeeAddressStmt:              q.createPayeeAddressStmt,
@@ -637,42 +929,70 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createUserStmt:                      q.createUserStmt,
 		createUserSettingsStmt:              q.createUserSettingsStmt,
 		createWalletStmt:                    q.createWalletStmt,
+		createWebhookEndpointStmt:           q.createWebhookEndpointStmt,
 		currentExchangeRatesStmt:            q.currentExchangeRatesStmt,
 		currentRuleSetStmt:                  q.currentRuleSetStmt,
 		deleteExpiredIdempotencyKeyStmt:     q.deleteExpiredIdempotencyKeyStmt,
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
+		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
+		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
+		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
+		fanOutEventStmt:                     q.fanOutEventStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
 		getBlindIndexKeyStmt:                q.getBlindIndexKeyStmt,
+		getDeliveryEndpointStmt:             q.getDeliveryEndpointStmt,
+		getEventPayloadStmt:                 q.getEventPayloadStmt,
 		getIdempotencyRecordStmt:            q.getIdempotencyRecordStmt,
 		getPayeeAddressStmt:                 q.getPayeeAddressStmt,
 		getPayeeRulesStmt:                   q.getPayeeRulesStmt,
 		getPlatformStmt:                     q.getPlatformStmt,
 		getPlatformBankAccountStmt:          q.getPlatformBankAccountStmt,
+		getPlatformEventStmt:                q.getPlatformEventStmt,
 		getPlatformUserStmt:                 q.getPlatformUserStmt,
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
+		getWebhookEndpointStmt:              q.getWebhookEndpointStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
 		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,
 		lastPayeeBankIDStmt:                 q.lastPayeeBankIDStmt,
 		lastPlatformIDStmt:                  q.lastPlatformIDStmt,
+		lastWebhookEndpointIDStmt:           q.lastWebhookEndpointIDStmt,
 		listDataKeysStmt:                    q.listDataKeysStmt,
+		listEventAttemptsStmt:               q.listEventAttemptsStmt,
+		listEventsStmt:                      q.listEventsStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listUsersPageStmt:                   q.listUsersPageStmt,
+		listWebhookEndpointsStmt:            q.listWebhookEndpointsStmt,
+		listWebhookSubscriptionsStmt:        q.listWebhookSubscriptionsStmt,
 		lockUserForUpdateStmt:               q.lockUserForUpdateStmt,
+		markEndpointFailingStmt:             q.markEndpointFailingStmt,
+		markEndpointSucceedingStmt:          q.markEndpointSucceedingStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
+		pendingDeliveriesStmt:               q.pendingDeliveriesStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
+		pruneAttemptsStmt:                   q.pruneAttemptsStmt,
+		pruneDeliveriesStmt:                 q.pruneDeliveriesStmt,
+		pruneEventsStmt:                     q.pruneEventsStmt,
+		recordDeliveryStmt:                  q.recordDeliveryStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,
+		resendToEndpointStmt:                q.resendToEndpointStmt,
 		retireDataKeyStmt:                   q.retireDataKeyStmt,
+		rotateWebhookSecretStmt:             q.rotateWebhookSecretStmt,
 		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
 		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
 		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,
 		setPayeeBankNumberStmt:              q.setPayeeBankNumberStmt,
 		setPlatformSecretStmt:               q.setPlatformSecretStmt,
+		setWebhookPreviousSecretStmt:        q.setWebhookPreviousSecretStmt,
+		setWebhookSecretStmt:                q.setWebhookSecretStmt,
 		softDeleteCardStmt:                  q.softDeleteCardStmt,
 		softDeletePayeeBankStmt:             q.softDeletePayeeBankStmt,
+		subscribedPlatformsStmt:             q.subscribedPlatformsStmt,
 		userHasDefaultAccountStmt:           q.userHasDefaultAccountStmt,
 		verifyUserStmt:                      q.verifyUserStmt,
+		webhookPreviousSecretsAfterStmt:     q.webhookPreviousSecretsAfterStmt,
+		webhookSecretsAfterStmt:             q.webhookSecretsAfterStmt,
 	}
 }

@@ -68,4 +68,6 @@ SELECT substr(v, 4, 16)::text AS key_id, count(*) AS n FROM (
     UNION ALL SELECT account_number_sealed FROM payee_banks
     UNION ALL SELECT key_sealed FROM blind_index_key
     UNION ALL SELECT outcome_sealed FROM idempotency_keys
+    UNION ALL SELECT secret_sealed FROM webhook_endpoints
+    UNION ALL SELECT previous_secret_sealed FROM webhook_endpoints WHERE previous_secret_sealed IS NOT NULL
 ) AS sealed GROUP BY 1 ORDER BY 1;

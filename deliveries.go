@@ -1,0 +1,258 @@
+package payments
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/webhook"
+	"github.com/platform-payments/payments/queries"
+)
+
+// Deliveries: what a dispatcher (package dispatch) asks of the service. Events wait in
+// the store as pending deliveries, written with the change they tell of; a dispatcher
+// claims the due ones for a lease, sends them, and records each attempt, which settles
+// when the delivery is tried again, or that it succeeded or failed for good.
+
+// DisableAfter is how long an endpoint may fail every attempt before it is disabled.
+const DisableAfter = 5 * 24 * time.Hour
+
+// maxResponseKept is how much of a receiver's answer the attempt log keeps.
+const maxResponseKept = 1024
+
+// Delivery is a delivery a dispatcher has claimed: an event to send to an endpoint.
+type Delivery struct {
+	ID         int64
+	EventID    string
+	EndpointID string
+	URL        string
+	Payload    []byte // the event, exactly as it is sent
+	Attempt    int64  // the number of this attempt, 1 for the first
+	failures   int64
+	secrets    []webhook.Secret // the endpoint's live secrets, newest first
+}
+
+// Headers returns the Standard Webhooks headers of the delivery sent at now: webhook-id
+// (the event id, the same on every attempt), webhook-timestamp and webhook-signature,
+// with a signature under each of the endpoint's live secrets.
+func (d Delivery) Headers(now time.Time) map[string][]string {
+	return webhook.Headers(d.EventID, now, d.Payload, d.secrets...)
+}
+
+// ClaimDeliveries takes up to max due deliveries for lease: until the lease ends no other
+// dispatcher, of this process or another sharing the database, takes them; when it ends
+// before their attempts are recorded (the process died), they are due again. Deliveries
+// to an endpoint deleted or disabled since are settled as failed, not returned.
+func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
+	var out []Delivery
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		out = out[:0]
+		now := s.Now()
+		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
+			LeaseUntil: formatTime(now.Add(lease)), Now: formatTime(now), Max: int64(max),
+		})
+		if err != nil {
+			return err
+		}
+		endpoints := map[string]queries.WebhookEndpoint{}
+		for _, c := range claimed {
+			e, ok := endpoints[c.EndpointID]
+			if !ok {
+				if e, err = q.GetDeliveryEndpoint(ctx, c.EndpointID); err != nil {
+					return err
+				}
+				endpoints[c.EndpointID] = e
+			}
+			if e.Status != string(EndpointEnabled) || e.DeletedAt != nil {
+				if err := q.RecordDelivery(ctx, queries.RecordDeliveryParams{
+					State: "failed", Attempts: c.Attempts, Failures: c.Failures, NextAttemptAt: formatTime(now), ID: c.ID,
+				}); err != nil {
+					return err
+				}
+				continue
+			}
+			secrets, err := s.endpointSecrets(e, now)
+			if err != nil {
+				return err
+			}
+			payload, err := q.GetEventPayload(ctx, c.EventID)
+			if err != nil {
+				return err
+			}
+			out = append(out, Delivery{
+				ID: c.ID, EventID: c.EventID, EndpointID: c.EndpointID, URL: e.Url, Payload: []byte(payload),
+				Attempt: c.Attempts + 1, failures: c.Failures, secrets: secrets,
+			})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// endpointSecrets opens the endpoint's secret, and the previous one while it still signs.
+func (s *Service) endpointSecrets(e queries.WebhookEndpoint, now time.Time) ([]webhook.Secret, error) {
+	sealed := []string{e.SecretSealed}
+	if e.PreviousSecretSealed != nil && e.PreviousUntil != nil && formatTime(now) < *e.PreviousUntil {
+		sealed = append(sealed, *e.PreviousSecretSealed)
+	}
+	var out []webhook.Secret
+	for _, v := range sealed {
+		plain, err := s.keys.Open(v, webhookSecretAAD(e.ID))
+		if err != nil {
+			return nil, err
+		}
+		secret, err := webhook.ParseSecret(string(plain))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, secret)
+	}
+	return out, nil
+}
+
+// AttemptResult is what came of sending a claimed delivery.
+type AttemptResult struct {
+	Delivery   Delivery
+	At         time.Time     // when it was sent
+	StatusCode int           // the receiver's status; 0 without an answer
+	Error      string        // why it failed; "" on success
+	Latency    time.Duration // how long it took
+	Response   []byte        // the start of the receiver's answer
+	Succeeded  bool          // a 2xx answer
+	Gone       bool          // a 410 answer: the endpoint asks to be disabled
+	RetryAfter time.Duration // the receiver's Retry-After, where it counts
+}
+
+// DeliveryPolicy is how failed deliveries are retried.
+type DeliveryPolicy struct {
+	// Schedule is the delays before the second, third, ... attempt, each jittered by ±20%
+	// (a Retry-After may stretch one to twice its length); after the last, a delivery
+	// has failed for good.
+	Schedule []time.Duration
+	// Rand returns a float64 in [0, 1) for the jitter; nil: math/rand/v2.
+	Rand func() float64
+}
+
+// RecordAttempts records the attempts of claimed deliveries, in one transaction: each
+// attempt in the event's log, and each delivery's next state: succeeded; due again after
+// the schedule's next delay; or failed for good when the schedule is spent or the
+// endpoint answered 410 Gone, which disables it, as failing every attempt for
+// DisableAfter does.
+func (s *Service) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
+	schedule := webhook.Schedule(policy.Schedule)
+	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		for _, r := range results {
+			if err := s.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
+	d, at := r.Delivery, formatTime(r.At)
+	var status *int64
+	if r.StatusCode != 0 {
+		status = new(int64(r.StatusCode))
+	}
+	var errText *string
+	if r.Error != "" {
+		errText = new(storableText(r.Error))
+	}
+	response := r.Response
+	if len(response) > maxResponseKept {
+		response = response[:maxResponseKept]
+	}
+	if err := q.CreateAttempt(ctx, queries.CreateAttemptParams{
+		EventID: d.EventID, EndpointID: d.EndpointID, Attempt: d.Attempt, AttemptedAt: at,
+		StatusCode: status, Error: errText, LatencyMs: r.Latency.Milliseconds(), Response: storableText(string(response)),
+	}); err != nil {
+		return err
+	}
+	next := queries.RecordDeliveryParams{ID: d.ID, Attempts: d.Attempt, Failures: d.failures + 1, NextAttemptAt: at, State: "failed"}
+	switch {
+	case r.Succeeded:
+		next.State, next.Failures = "succeeded", 0
+		if err := q.RecordDelivery(ctx, next); err != nil {
+			return err
+		}
+		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
+	case r.Gone:
+		if err := q.RecordDelivery(ctx, next); err != nil {
+			return err
+		}
+		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+			DisabledReason: new("The endpoint answered 410 Gone."), ID: d.EndpointID,
+		})
+	}
+	if delay, ok := schedule.Delay(int(next.Failures), r.RetryAfter, rnd); ok {
+		next.State, next.NextAttemptAt = "pending", formatTime(r.At.Add(delay))
+	}
+	if err := q.RecordDelivery(ctx, next); err != nil {
+		return err
+	}
+	since, err := q.MarkEndpointFailing(ctx, queries.MarkEndpointFailingParams{Now: at, ID: d.EndpointID})
+	if err != nil {
+		return err
+	}
+	if started, err := parseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
+		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+			DisabledReason: new("Every attempt failed for 5 days."), ID: d.EndpointID,
+		})
+	}
+	return nil
+}
+
+// storableText is text every engine stores: valid UTF-8 without NUL.
+func storableText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// PendingDeliveries returns how many deliveries wait to be sent (or retried), and the
+// time of the oldest event among them (zero when none wait).
+func (s *Service) PendingDeliveries(ctx context.Context) (int64, time.Time, error) {
+	var row queries.PendingDeliveriesRow
+	err := s.query(ctx, func(q store.Querier) (err error) {
+		row, err = q.PendingDeliveries(ctx)
+		return err
+	})
+	if err != nil || row.Oldest == "" {
+		return row.Pending, time.Time{}, err
+	}
+	oldest, err := parseTime(row.Oldest)
+	return row.Pending, oldest, err
+}
+
+// pruneBatch is how many events one transaction of PruneEvents deletes.
+const pruneBatch = 1000
+
+// PruneEvents deletes the events created before before, with their deliveries and
+// attempts, a batch at a time, and returns how many events it deleted.
+func (s *Service) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			p := formatTime(before)
+			if _, err = q.PruneAttempts(ctx, queries.PruneAttemptsParams{Before: p, Batch: pruneBatch}); err != nil {
+				return err
+			}
+			if _, err = q.PruneDeliveries(ctx, queries.PruneDeliveriesParams{Before: p, Batch: pruneBatch}); err != nil {
+				return err
+			}
+			n, err = q.PruneEvents(ctx, queries.PruneEventsParams{Before: p, Batch: pruneBatch})
+			return err
+		})
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+	}
+}
+
+// DeliveriesDue returns a channel that receives when a change has just committed events
+// with deliveries, so that a dispatcher in this process can send them at once instead of
+// at its next poll.
+func (s *Service) DeliveriesDue() <-chan struct{} { return s.wake }

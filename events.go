@@ -1,0 +1,305 @@
+package payments
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/queries"
+)
+
+// Event types: one per operation that changes something, named as what happened.
+const (
+	EventUserCreated              = "user.created"
+	EventUserVerificationSucceded = "user.verification.succeeded"
+	EventUserVerificationFailed   = "user.verification.failed"
+	EventBankAccountAdded         = "bank_account.added"
+	EventCardAdded                = "card.added"
+	EventCardDeleted              = "card.deleted"
+	EventPayeeCreated             = "payee.created"
+	EventPayeeUpdated             = "payee.updated"
+	EventPayeeBankAdded           = "payee_bank.added"
+	EventPayeeBankDeleted         = "payee_bank.deleted"
+	EventPayeeAddressAdded        = "payee_address.added"
+	EventExchangeRateUpdated      = "exchange_rate.updated"
+	EventPayeeRulesUpdated        = "payee_rules.updated"
+)
+
+// EventTypes returns every event type, in the order the documentation lists them.
+func EventTypes() []string {
+	return []string{
+		EventUserCreated, EventUserVerificationSucceded, EventUserVerificationFailed,
+		EventBankAccountAdded, EventCardAdded, EventCardDeleted,
+		EventPayeeCreated, EventPayeeUpdated, EventPayeeBankAdded, EventPayeeBankDeleted,
+		EventPayeeAddressAdded, EventExchangeRateUpdated, EventPayeeRulesUpdated,
+	}
+}
+
+// Limits of the events list.
+const (
+	DefaultEventsPerPage = 20
+	MaxEventsPerPage     = 100
+)
+
+// Event is something that happened to a platform's data, as the events API shows it and
+// as a webhook delivers it (the body of a delivery is exactly its JSON). It is thin: the
+// ids that locate what changed and state that is not sensitive; the receiver fetches the
+// rest through the API.
+type Event struct {
+	ID          uuid.UUID   `json:"id"` // time-ordered: the events list's cursor
+	Type        string      `json:"type"`
+	Timestamp   time.Time   `json:"timestamp"`
+	PlatformID  uuid.UUID   `json:"platform_id"`
+	Environment Environment `json:"environment"`
+	Data        EventData   `json:"data"`
+}
+
+// EventData is what an event says about what changed.
+type EventData struct {
+	Object EventObject `json:"object"`
+	// Reason is why an identity verification failed (user.verification.failed).
+	Reason string `json:"reason,omitempty"`
+	// Changed names the fields an update changed (payee.updated).
+	Changed *[]string `json:"changed,omitempty"`
+}
+
+// EventObject locates what an event is about: its type and id, and the ids of what it
+// belongs to. An exchange rate also carries its pair and value, a rule set the countries
+// it covers.
+type EventObject struct {
+	Type           string   `json:"type"`
+	ID             string   `json:"id"`
+	UserID         string   `json:"user_id,omitempty"`
+	PayeeID        string   `json:"payee_id,omitempty"`
+	BaseCurrency   string   `json:"base_currency,omitempty"`
+	PayoutCurrency string   `json:"payout_currency,omitempty"`
+	ExchangeRate   Decimal  `json:"exchange_rate,omitempty"`
+	Countries      []string `json:"countries,omitempty"`
+}
+
+// EventPage is one page of a platform's events, oldest first; HasMore says whether later
+// events exist (ask again with after set to the last id).
+type EventPage struct {
+	Data    []Event `json:"data"`
+	HasMore bool    `json:"has_more"`
+}
+
+// EventQuery selects events of the list: after an event id (exclusive), of one type, at
+// most Limit (DefaultEventsPerPage when 0, at most MaxEventsPerPage). Its fields are the
+// query parameters as sent, "" for one left out.
+type EventQuery struct {
+	After, Type, Limit string
+}
+
+// emit records an event of the platform in q's transaction, that of the change it tells
+// of, with a pending delivery to each enabled endpoint of the platform subscribed to its
+// type: the event and the change commit, or roll back, together.
+func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, env Environment, typ string, data EventData) error {
+	ev := Event{ID: newV7(), Type: typ, Timestamp: s.Now(), PlatformID: uuid.MustParse(platformID), Environment: env, Data: data}
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	at := formatTime(ev.Timestamp)
+	if err := q.CreateEvent(ctx, queries.CreateEventParams{
+		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
+	}); err != nil {
+		return err
+	}
+	n, err := q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: ev.ID.String(), DueAt: at, PlatformID: platformID, Type: typ})
+	if n > 0 {
+		s.due.Store(true)
+	}
+	return err
+}
+
+// emitUser records an event about a user of any platform (an administrative change),
+// in the environment of the user's platform.
+func (s *Service) emitUser(ctx context.Context, q store.Querier, user queries.User, typ string, data EventData) error {
+	p, err := q.GetPlatform(ctx, user.PlatformID)
+	if err != nil {
+		return err
+	}
+	return s.emit(ctx, q, user.PlatformID, Environment(p.Environment), typ, data)
+}
+
+// emitGlobal records an event about the whole deployment (rates, payee rules) for every
+// platform with an endpoint subscribed to its type.
+func (s *Service) emitGlobal(ctx context.Context, q store.Querier, typ string, data EventData) error {
+	platforms, err := q.SubscribedPlatforms(ctx, typ)
+	if err != nil {
+		return err
+	}
+	for _, p := range platforms {
+		if err := s.emit(ctx, q, p.ID, Environment(p.Environment), typ, data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ListEvents returns the platform's events, oldest first, after the event q.After.
+//
+// Returns CodeInvalid when the parameters fail validation.
+func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in EventQuery) (EventPage, error) {
+	query := map[string]string{"after": in.After, "type": in.Type, "limit": in.Limit}
+	if err := s.validateAsSent(ctx, "events_list", nil, query, "after", "type", "limit"); err != nil {
+		return EventPage{}, err
+	}
+	limit := int64(DefaultEventsPerPage)
+	if in.Limit != "" {
+		limit, _ = strconv.ParseInt(in.Limit, 10, 64) // the schema allows 1 to 100
+	}
+	after := ""
+	if in.After != "" {
+		after = canonicalID(in.After)
+	}
+	out := EventPage{Data: []Event{}}
+	err := s.query(ctx, func(q store.Querier) error {
+		rows, err := q.ListEvents(ctx, queries.ListEventsParams{
+			PlatformID: platformID.String(), AfterID: after, Type: in.Type, PageSize: limit + 1,
+		})
+		if err != nil {
+			return err
+		}
+		if out.HasMore = int64(len(rows)) > limit; out.HasMore {
+			rows = rows[:limit]
+		}
+		for _, r := range rows {
+			var ev Event
+			if err := jsonUnmarshal(r.Payload, &ev); err != nil {
+				return err
+			}
+			out.Data = append(out.Data, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// EventDetail is an event with the attempts to deliver it, oldest first.
+type EventDetail struct {
+	Event
+	Attempts []DeliveryAttempt `json:"attempts"`
+}
+
+// DeliveryAttempt is one attempt to deliver an event to an endpoint: the receiver's
+// status, or the error that stood for an answer, the time it took and the start of what
+// the receiver answered.
+type DeliveryAttempt struct {
+	EndpointID  uuid.UUID `json:"endpoint_id"`
+	Attempt     int64     `json:"attempt"`
+	AttemptedAt time.Time `json:"attempted_at"`
+	StatusCode  *int64    `json:"status_code"`
+	Error       *string   `json:"error"`
+	LatencyMS   int64     `json:"latency_ms"`
+	Response    string    `json:"response"`
+}
+
+// GetEvent returns an event of the platform and the attempts to deliver it.
+//
+// Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
+// event.
+func (s *Service) GetEvent(ctx context.Context, platformID uuid.UUID, eventID string) (EventDetail, error) {
+	if _, err := s.validate("events_get", map[string]string{"event_id": eventID}, nil, nil); err != nil {
+		return EventDetail{}, err
+	}
+	out := EventDetail{Attempts: []DeliveryAttempt{}}
+	err := s.read(ctx, func(q store.Querier) error {
+		r, err := q.GetPlatformEvent(ctx, queries.GetPlatformEventParams{ID: canonicalID(eventID), PlatformID: platformID.String()})
+		if err != nil {
+			return notFound(err, "Event not found.")
+		}
+		if err := jsonUnmarshal(r.Payload, &out.Event); err != nil {
+			return err
+		}
+		attempts, err := q.ListEventAttempts(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		for _, a := range attempts {
+			at, err := parseTime(a.AttemptedAt)
+			if err != nil {
+				return err
+			}
+			out.Attempts = append(out.Attempts, DeliveryAttempt{
+				EndpointID: uuid.MustParse(a.EndpointID), Attempt: a.Attempt, AttemptedAt: at,
+				StatusCode: a.StatusCode, Error: a.Error, LatencyMS: a.LatencyMs, Response: a.Response,
+			})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Resend is the body of Resend Event: one endpoint, or (left out) every enabled endpoint
+// subscribed to the event's type.
+type Resend struct {
+	EndpointID *string `json:"endpoint_id,omitempty"`
+}
+
+func (Resend) requestSchema() string { return "events_resend" }
+
+// Resent names the endpoints an event is to be delivered to again.
+type Resent struct {
+	EventID     uuid.UUID   `json:"event_id"`
+	EndpointIDs []uuid.UUID `json:"endpoint_ids"`
+}
+
+// ResendEvent delivers an event again, now, to one endpoint of the platform or to every
+// enabled one subscribed to its type, whatever became of earlier deliveries: each
+// starts the retry schedule afresh.
+//
+// Returns CodeInvalid when the request fails validation, CodeNotFound when the platform
+// has no such event or endpoint, and CodeConflict when the endpoint is disabled.
+func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID string, in Resend) (Resent, error) {
+	if _, err := s.validate(in.requestSchema(), map[string]string{"event_id": eventID}, nil, in); err != nil {
+		return Resent{}, err
+	}
+	out := Resent{EventID: uuid.MustParse(eventID), EndpointIDs: []uuid.UUID{}}
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		out.EndpointIDs = out.EndpointIDs[:0]
+		ev, err := q.GetPlatformEvent(ctx, queries.GetPlatformEventParams{ID: out.EventID.String(), PlatformID: platformID.String()})
+		if err != nil {
+			return notFound(err, "Event not found.")
+		}
+		endpoints, err := s.platformEndpoints(ctx, q, platformID)
+		if err != nil {
+			return err
+		}
+		for _, e := range endpoints {
+			switch {
+			case in.EndpointID != nil && e.ID.String() != canonicalID(*in.EndpointID):
+				continue
+			case in.EndpointID != nil && e.Status != EndpointEnabled:
+				return Errorf(CodeConflict, "Webhook endpoint is disabled.")
+			case in.EndpointID == nil && (e.Status != EndpointEnabled || !e.subscribed(ev.Type)):
+				continue
+			}
+			out.EndpointIDs = append(out.EndpointIDs, e.ID)
+		}
+		if in.EndpointID != nil && len(out.EndpointIDs) == 0 {
+			return Errorf(CodeNotFound, "Webhook endpoint not found.")
+		}
+		for _, id := range out.EndpointIDs {
+			if err := q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{
+				EventID: ev.ID, EndpointID: id.String(), DueAt: formatTime(s.Now()),
+			}); err != nil {
+				return err
+			}
+			s.due.Store(true)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// subscribed reports whether the endpoint receives events of the type.
+func (e WebhookEndpoint) subscribed(typ string) bool {
+	return slices.Contains(e.Events, AllEvents) || slices.Contains(e.Events, typ)
+}

@@ -1,0 +1,49 @@
+-- Events, as queries/events.sql.
+
+-- name: CreateEvent :exec
+INSERT INTO events (id, platform_id, type, created_at, payload) VALUES ($1, $2, $3, $4, $5);
+
+-- name: FanOutEvent :execrows
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT sqlc.arg(event_id)::text, e.id, 'pending', 0, 0, sqlc.arg(due_at)::text
+FROM webhook_endpoints e
+WHERE e.platform_id = sqlc.arg(platform_id) AND e.status = 'enabled' AND e.deleted_at IS NULL
+  AND (e.all_events = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = sqlc.arg(type)));
+
+-- name: SubscribedPlatforms :many
+SELECT p.id, p.environment FROM platforms p
+WHERE EXISTS (
+    SELECT 1 FROM webhook_endpoints e
+    WHERE e.platform_id = p.id AND e.status = 'enabled' AND e.deleted_at IS NULL
+      AND (e.all_events = 1 OR EXISTS (
+          SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = sqlc.arg(type))))
+ORDER BY p.id;
+
+-- name: ListEvents :many
+SELECT * FROM events
+WHERE platform_id = sqlc.arg(platform_id) AND id > sqlc.arg(after_id)
+  AND (sqlc.arg(type)::text = '' OR type = sqlc.arg(type)::text)
+ORDER BY id
+LIMIT sqlc.arg(page_size)::bigint;
+
+-- name: GetPlatformEvent :one
+SELECT * FROM events WHERE id = $1 AND platform_id = $2;
+
+-- name: GetEventPayload :one
+SELECT payload FROM events WHERE id = $1;
+
+-- name: ListEventAttempts :many
+SELECT * FROM webhook_attempts WHERE event_id = $1 ORDER BY id;
+
+-- name: PruneAttempts :execrows
+DELETE FROM webhook_attempts WHERE event_id IN (
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch)::bigint);
+
+-- name: PruneDeliveries :execrows
+DELETE FROM webhook_deliveries WHERE event_id IN (
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch)::bigint);
+
+-- name: PruneEvents :execrows
+DELETE FROM events WHERE id IN (
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch)::bigint);

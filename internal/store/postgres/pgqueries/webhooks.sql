@@ -1,0 +1,104 @@
+-- Webhook endpoints, deliveries and attempts, as queries/webhooks.sql; deliveries are
+-- claimed with FOR UPDATE SKIP LOCKED, so that instances sharing the database take
+-- different ones.
+
+-- name: CreateWebhookEndpoint :one
+INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, created_at)
+VALUES ($1, $2, $3, $4, $5, 'enabled', $6, $7)
+RETURNING *;
+
+-- name: AddWebhookSubscription :exec
+INSERT INTO webhook_subscriptions (endpoint_id, type) VALUES ($1, $2);
+
+-- name: ListWebhookEndpoints :many
+SELECT * FROM webhook_endpoints
+WHERE platform_id = $1 AND deleted_at IS NULL
+ORDER BY created_at, id;
+
+-- name: ListWebhookSubscriptions :many
+SELECT s.endpoint_id, s.type FROM webhook_subscriptions s
+JOIN webhook_endpoints e ON e.id = s.endpoint_id
+WHERE e.platform_id = $1 AND e.deleted_at IS NULL
+ORDER BY s.endpoint_id, s.type;
+
+-- name: GetWebhookEndpoint :one
+SELECT * FROM webhook_endpoints WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL;
+
+-- name: GetDeliveryEndpoint :one
+SELECT * FROM webhook_endpoints WHERE id = $1;
+
+-- name: DeleteWebhookEndpoint :execrows
+UPDATE webhook_endpoints SET deleted_at = sqlc.arg(deleted_at)
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL;
+
+-- name: EnableWebhookEndpoint :one
+UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL
+WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL
+RETURNING *;
+
+-- name: RotateWebhookSecret :one
+UPDATE webhook_endpoints
+SET previous_secret_sealed = secret_sealed, previous_until = sqlc.arg(previous_until),
+    secret_sealed = sqlc.arg(secret_sealed)
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: DisableWebhookEndpoint :exec
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1
+WHERE id = $2 AND status = 'enabled';
+
+-- name: MarkEndpointFailing :one
+UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, sqlc.arg(now)::text)
+WHERE id = sqlc.arg(id)
+RETURNING failing_since::text;
+
+-- name: MarkEndpointSucceeding :exec
+UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL;
+
+-- name: ClaimDeliveries :many
+UPDATE webhook_deliveries SET next_attempt_at = sqlc.arg(lease_until)
+WHERE id IN (
+    SELECT due.id FROM webhook_deliveries due
+    WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
+    ORDER BY due.next_attempt_at LIMIT sqlc.arg(max)::bigint
+    FOR UPDATE SKIP LOCKED)
+RETURNING id, event_id, endpoint_id, attempts, failures;
+
+-- name: RecordDelivery :exec
+UPDATE webhook_deliveries
+SET state = sqlc.arg(state), attempts = sqlc.arg(attempts), failures = sqlc.arg(failures),
+    next_attempt_at = sqlc.arg(next_attempt_at)
+WHERE id = sqlc.arg(id);
+
+-- name: CreateAttempt :exec
+INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
+
+-- name: ResendToEndpoint :exec
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+VALUES (sqlc.arg(event_id), sqlc.arg(endpoint_id), 'pending', 0, 0, sqlc.arg(due_at))
+ON CONFLICT (event_id, endpoint_id)
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at;
+
+-- name: PendingDeliveries :one
+SELECT count(*) AS pending, coalesce(min(e.created_at), '')::text AS oldest
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.state = 'pending';
+
+-- name: LastWebhookEndpointID :one
+SELECT coalesce(max(id), '')::text FROM webhook_endpoints;
+
+-- name: WebhookSecretsAfter :many
+SELECT id, secret_sealed FROM webhook_endpoints
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetWebhookSecret :exec
+UPDATE webhook_endpoints SET secret_sealed = $1 WHERE id = $2;
+
+-- name: WebhookPreviousSecretsAfter :many
+SELECT id, CAST(previous_secret_sealed AS TEXT) AS previous_secret_sealed FROM webhook_endpoints
+WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) AND previous_secret_sealed IS NOT NULL
+ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+
+-- name: SetWebhookPreviousSecret :exec
+UPDATE webhook_endpoints SET previous_secret_sealed = $1 WHERE id = $2;
