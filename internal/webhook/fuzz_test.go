@@ -3,8 +3,10 @@ package webhook_test
 import (
 	"encoding/base64"
 	"errors"
+	"math"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,4 +125,54 @@ func parseIP(host string) *netip.Addr {
 		return nil
 	}
 	return &addr
+}
+
+// FuzzParseSchedule: ParseSchedule of any text never panics; it refuses with
+// ErrInvalidSchedule and a message that names an entry (or says the schedule is empty or
+// too long), or accepts 1 to MaxScheduleLength delays, each more than 0, whose String
+// reads back as the same schedule; and every Delay of it is within ±20% of its step, or
+// within [step, 2×step] under a Retry-After, until the schedule is exhausted.
+func FuzzParseSchedule(f *testing.F) {
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := webhook.ParseSchedule(text)
+		if err != nil {
+			if !errors.Is(err, webhook.ErrInvalidSchedule) {
+				t.Fatalf("ParseSchedule(%q): %v", text, err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, ": entry ") && !strings.HasSuffix(msg, ": empty") && !strings.Contains(msg, " delays, more than ") {
+				t.Fatalf("ParseSchedule(%q)'s error %q names no entry", text, err)
+			}
+			return
+		}
+		if len(s) == 0 || len(s) > webhook.MaxScheduleLength {
+			t.Fatalf("ParseSchedule(%q) accepted %d delays", text, len(s))
+		}
+		for i, d := range s {
+			if d <= 0 {
+				t.Fatalf("ParseSchedule(%q) accepted the delay %v at %d", text, d, i+1)
+			}
+		}
+		again, err := webhook.ParseSchedule(s.String())
+		if err != nil || !slices.Equal(again, s) {
+			t.Fatalf("ParseSchedule(%q).String() = %q, which reads as %v, %v", text, s.String(), again, err)
+		}
+		for i, step := range s {
+			for _, r := range []float64{0, 0.5, 0.9999999999} {
+				got, ok := s.Delay(i+1, 0, func() float64 { return r })
+				slack := step>>50 + 1 // float64's rounding of the jitter
+				if lo, hi := step-step/5-slack, step+min(step/5+slack, math.MaxInt64-step); !ok || got < lo || got > hi {
+					t.Fatalf("%v.Delay(%d) with rnd %v = %v, %v; want within [%v, %v]", s, i+1, r, got, ok, lo, hi)
+				}
+			}
+			if got, ok := s.Delay(i+1, time.Nanosecond, nil); !ok || got != step {
+				t.Fatalf("%v.Delay(%d) with a Retry-After of 1ns = %v, %v; want %v", s, i+1, got, ok, step)
+			}
+			if got, ok := s.Delay(i+1, math.MaxInt64, nil); !ok || got < step || (step <= math.MaxInt64/2 && got != 2*step) {
+				t.Fatalf("%v.Delay(%d) with the longest Retry-After = %v, %v; want %v", s, i+1, got, ok, 2*step)
+			}
+		}
+		if _, ok := s.Delay(len(s)+1, 0, nil); ok {
+			t.Fatalf("%v is not exhausted after %d failures", s, len(s)+1)
+		}
+	})
 }
