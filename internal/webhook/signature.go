@@ -1,7 +1,7 @@
 // Package webhook holds what sending and receiving webhooks rest on, with no database:
 // Standard Webhooks v1.0.0 signatures (secrets, Sign, Verify), the rules an endpoint's URL
-// obeys, and a dialer that connects only to addresses allowed at the moment of
-// connecting (the HTTP client over it is package egress).
+// obeys, the retry schedule of a delivery, and a dialer that connects only to addresses
+// allowed at the moment of connecting (the HTTP client over it is package egress).
 package webhook
 
 import (

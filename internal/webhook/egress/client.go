@@ -1,6 +1,6 @@
 // Package egress is the HTTP side of webhook deliveries: the client that sends them
-// through the guarded dialer of package webhook, and the capped reading of what receivers
-// answer. It is apart from package webhook so that what receivers and the service need of
+// through the guarded dialer of package webhook, the capped reading of what receivers
+// answer, and Post, one delivery attempt and what it came to. It is apart from package webhook so that what receivers and the service need of
 // webhooks (secrets, signatures, URL rules) does not bring in net/http.
 package egress
 
