@@ -85,7 +85,7 @@ type EventObject struct {
 // EventPage is one page of a platform's events, oldest first; HasMore says whether later
 // events exist (ask again with after set to the last id).
 type EventPage struct {
-	Data    []Event `json:"data"`
+	Events  []Event `json:"events"`
 	HasMore bool    `json:"has_more"`
 }
 
@@ -159,7 +159,7 @@ func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in Event
 	if in.After != "" {
 		after = canonicalID(in.After)
 	}
-	out := EventPage{Data: []Event{}}
+	out := EventPage{Events: []Event{}}
 	err := s.query(ctx, func(q store.Querier) error {
 		rows, err := q.ListEvents(ctx, queries.ListEventsParams{
 			PlatformID: platformID.String(), AfterID: after, Type: in.Type, PageSize: limit + 1,
@@ -175,7 +175,7 @@ func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in Event
 			if err := jsonUnmarshal(r.Payload, &ev); err != nil {
 				return err
 			}
-			out.Data = append(out.Data, ev)
+			out.Events = append(out.Events, ev)
 		}
 		return nil
 	})

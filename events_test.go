@@ -27,7 +27,7 @@ func eventTypes(tb testing.TB, svc *payments.Service, platformID uuid.UUID) []st
 		tb.Fatal(err)
 	}
 	var out []string
-	for _, e := range page.Data {
+	for _, e := range page.Events {
 		out = append(out, e.Type)
 	}
 	return out
@@ -69,10 +69,10 @@ func TestEventsWrittenWithTheChange(t *testing.T) {
 	}
 
 	page, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{Type: "user.verification.failed"})
-	if err != nil || len(page.Data) != 1 {
+	if err != nil || len(page.Events) != 1 {
 		t.Fatalf("filtered list: %+v, %v", page, err)
 	}
-	ev := page.Data[0]
+	ev := page.Events[0]
 	raw, _ := json.Marshal(ev)
 	for _, member := range []string{`"reason":"document expired"`, `"object":{"type":"user","id":"` + u.UserID.String() + `"}`, `"environment":"sandbox"`} {
 		if !strings.Contains(string(raw), member) {
@@ -109,13 +109,13 @@ func TestEventsList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range page.Data {
+		for _, e := range page.Events {
 			seen = append(seen, e.ID)
 		}
 		if !page.HasMore {
 			break
 		}
-		after = page.Data[len(page.Data)-1].ID.String()
+		after = page.Events[len(page.Events)-1].ID.String()
 	}
 	if len(seen) != 5 || !slices.IsSortedFunc(seen, func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) }) {
 		t.Fatalf("paged through %v", seen)
@@ -248,10 +248,10 @@ func TestGlobalEventsGoToSubscribedPlatforms(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, err := svc.ListEvents(ctx, subscribed.PlatformID, payments.EventQuery{})
-	if err != nil || len(page.Data) != 1 {
+	if err != nil || len(page.Events) != 1 {
 		t.Fatalf("subscribed platform's events %+v, %v", page, err)
 	}
-	o := page.Data[0].Data.Object
+	o := page.Events[0].Data.Object
 	if o.Type != "exchange_rate" || o.BaseCurrency != "USD" || o.PayoutCurrency != "INR" || o.ExchangeRate != "83.12" {
 		t.Errorf("rate event object %+v", o)
 	}
