@@ -33,6 +33,10 @@ type Delivery struct {
 	secrets    []webhook.Secret // the endpoint's live secrets, newest first
 }
 
+// Failures is how many attempts of the delivery failed since it last succeeded or was
+// resent: the retry schedule's position.
+func (d Delivery) Failures() int64 { return d.failures }
+
 // Headers returns the Standard Webhooks headers of the delivery sent at now: webhook-id
 // (the event id, the same on every attempt), webhook-timestamp and webhook-signature,
 // with a signature under each of the endpoint's live secrets.
@@ -50,7 +54,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 		out = out[:0]
 		now := s.Now()
 		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
-			LeaseUntil: formatTime(now.Add(lease)), Now: formatTime(now), Max: int64(max),
+			LeaseUntil: new(formatTime(now.Add(lease))), Now: formatTime(now), Max: int64(max),
 		})
 		if err != nil {
 			return err
@@ -88,6 +92,19 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 		return nil
 	})
 	return out, err
+}
+
+// ReleaseClaims frees the deliveries claimed and not yet recorded, so that they are due
+// at once. Only the one dispatcher of a database may call it, at its start (on SQLite,
+// where one process serves a database file): the claims it frees are those of a process
+// that died; on a database that dispatchers share, leases expire instead.
+func (s *Service) ReleaseClaims(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+		n, err = q.ReleaseClaims(ctx)
+		return err
+	})
+	return n, err
 }
 
 // endpointSecrets opens the endpoint's secret, and the previous one while it still signs.

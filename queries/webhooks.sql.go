@@ -24,16 +24,17 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 }
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET next_attempt_at = ?1
+UPDATE webhook_deliveries SET lease_until = ?1
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= ?2
+      AND (due.lease_until IS NULL OR due.lease_until <= ?2)
     ORDER BY due.next_attempt_at LIMIT ?3)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
-	LeaseUntil string
+	LeaseUntil *string
 	Now        string
 	Max        int64
 }
@@ -409,7 +410,7 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 const recordDelivery = `-- name: RecordDelivery :exec
 UPDATE webhook_deliveries
 SET state = ?1, attempts = ?2, failures = ?3,
-    next_attempt_at = ?4
+    next_attempt_at = ?4, lease_until = NULL
 WHERE id = ?5
 `
 
@@ -432,11 +433,25 @@ func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) 
 	return err
 }
 
+const releaseClaims = `-- name: ReleaseClaims :execrows
+UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL
+`
+
+// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
+// start, the claims of a process that died.
+func (q *Queries) ReleaseClaims(ctx context.Context) (int64, error) {
+	result, err := q.exec(ctx, q.releaseClaimsStmt, releaseClaims)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const resendToEndpoint = `-- name: ResendToEndpoint :exec
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
 VALUES (?1, ?2, 'pending', 0, 0, ?3)
 ON CONFLICT (event_id, endpoint_id)
-DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL
 `
 
 type ResendToEndpointParams struct {

@@ -445,6 +445,10 @@ func (a Adapter) RecordDelivery(ctx context.Context, arg queries.RecordDeliveryP
 	return a.Q.RecordDelivery(ctx, RecordDeliveryParams(arg))
 }
 
+func (a Adapter) ReleaseClaims(ctx context.Context) (int64, error) {
+	return a.Q.ReleaseClaims(ctx)
+}
+
 func (a Adapter) RenamePayee(ctx context.Context, arg queries.RenamePayeeParams) (queries.Payee, error) {
 	r, err := a.Q.RenamePayee(ctx, RenamePayeeParams(arg))
 	return queries.Payee(r), err

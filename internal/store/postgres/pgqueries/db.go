@@ -246,6 +246,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.recordDeliveryStmt, err = db.PrepareContext(ctx, recordDelivery); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordDelivery: %w", err)
 	}
+	if q.releaseClaimsStmt, err = db.PrepareContext(ctx, releaseClaims); err != nil {
+		return nil, fmt.Errorf("error preparing query ReleaseClaims: %w", err)
+	}
 	if q.renamePayeeStmt, err = db.PrepareContext(ctx, renamePayee); err != nil {
 		return nil, fmt.Errorf("error preparing query RenamePayee: %w", err)
 	}
@@ -675,6 +678,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing recordDeliveryStmt: %w", cerr)
 		}
 	}
+	if q.releaseClaimsStmt != nil {
+		if cerr := q.releaseClaimsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing releaseClaimsStmt: %w", cerr)
+		}
+	}
 	if q.renamePayeeStmt != nil {
 		if cerr := q.renamePayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renamePayeeStmt: %w", cerr)
@@ -878,6 +886,7 @@ type Queries struct {
 	pruneDeliveriesStmt                 *sql.Stmt
 	pruneEventsStmt                     *sql.Stmt
 	recordDeliveryStmt                  *sql.Stmt
+	releaseClaimsStmt                   *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
 	resendToEndpointStmt                *sql.Stmt
 	retireDataKeyStmt                   *sql.Stmt
@@ -976,6 +985,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pruneDeliveriesStmt:                 q.pruneDeliveriesStmt,
 		pruneEventsStmt:                     q.pruneEventsStmt,
 		recordDeliveryStmt:                  q.recordDeliveryStmt,
+		releaseClaimsStmt:                   q.releaseClaimsStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,
 		resendToEndpointStmt:                q.resendToEndpointStmt,
 		retireDataKeyStmt:                   q.retireDataKeyStmt,

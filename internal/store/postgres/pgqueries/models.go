@@ -227,6 +227,7 @@ type WebhookDelivery struct {
 	Attempts      int64
 	Failures      int64
 	NextAttemptAt string
+	LeaseUntil    *string
 }
 
 type WebhookEndpoint struct {

@@ -106,6 +106,9 @@ type Querier interface {
 	PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams) (int64, error)
 	PruneEvents(ctx context.Context, arg PruneEventsParams) (int64, error)
 	RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error
+	// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
+	// start, the claims of a process that died.
+	ReleaseClaims(ctx context.Context) (int64, error)
 	RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee, error)
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error

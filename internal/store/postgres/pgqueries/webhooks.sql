@@ -55,11 +55,17 @@ RETURNING failing_since::text;
 -- name: MarkEndpointSucceeding :exec
 UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL;
 
+-- name: ReleaseClaims :execrows
+-- Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
+-- start, the claims of a process that died.
+UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL;
+
 -- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET next_attempt_at = sqlc.arg(lease_until)
+UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until)
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
+      AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
     ORDER BY due.next_attempt_at LIMIT sqlc.arg(max)::bigint
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures;
@@ -67,7 +73,7 @@ RETURNING id, event_id, endpoint_id, attempts, failures;
 -- name: RecordDelivery :exec
 UPDATE webhook_deliveries
 SET state = sqlc.arg(state), attempts = sqlc.arg(attempts), failures = sqlc.arg(failures),
-    next_attempt_at = sqlc.arg(next_attempt_at)
+    next_attempt_at = sqlc.arg(next_attempt_at), lease_until = NULL
 WHERE id = sqlc.arg(id);
 
 -- name: CreateAttempt :exec
@@ -78,7 +84,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
 VALUES (sqlc.arg(event_id), sqlc.arg(endpoint_id), 'pending', 0, 0, sqlc.arg(due_at))
 ON CONFLICT (event_id, endpoint_id)
-DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at;
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL;
 
 -- name: PendingDeliveries :one
 SELECT count(*) AS pending, coalesce(min(e.created_at), '')::text AS oldest

@@ -43,10 +43,10 @@ CREATE TABLE webhook_subscriptions (
     PRIMARY KEY (endpoint_id, type)
 ) STRICT;
 
--- One delivery per (event, endpoint). pending: due at next_attempt_at (a dispatcher
--- claiming it moves next_attempt_at to the end of its lease, so an instance that dies
--- leaves it due again); succeeded; failed for good. attempts counts every attempt made;
--- failures, those since the last success or resend: the retry schedule's position.
+-- One delivery per (event, endpoint). pending: due at next_attempt_at, unless a dispatcher
+-- holds it until lease_until (an instance that dies leaves it due again when the lease
+-- ends); succeeded; failed for good. attempts counts every attempt made; failures, those
+-- since the last success or resend: the retry schedule's position.
 CREATE TABLE webhook_deliveries (
     id              INTEGER PRIMARY KEY,
     event_id        TEXT NOT NULL REFERENCES events (id),
@@ -55,6 +55,7 @@ CREATE TABLE webhook_deliveries (
     attempts        INTEGER NOT NULL DEFAULT 0,
     failures        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,
+    lease_until     TEXT,
     UNIQUE (event_id, endpoint_id)
 ) STRICT;
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';

@@ -1,0 +1,333 @@
+// Package dispatch sends the webhook deliveries of a payments service: at least once,
+// one delivery per event and subscribed endpoint, signed by the Standard Webhooks scheme,
+// retried on a schedule, never in the way of an API request (events wait in the store,
+// written with the change they tell of; the dispatcher reads them after commit).
+//
+//	d := dispatch.New(svc, dispatch.Options{Allow: allowed})
+//	go d.Run(ctx)
+//
+// Any number of dispatchers may share a PostgreSQL database: each claims due deliveries
+// in batches for a lease (FOR UPDATE SKIP LOCKED), so a dispatcher killed mid-delivery
+// leaves its claims to the others when the lease ends. A SQLite database has one
+// dispatcher (Options.Exclusive), which frees at its start what a process that died had
+// claimed.
+package dispatch
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/version"
+	"github.com/platform-payments/payments/internal/webhook"
+	"github.com/platform-payments/payments/internal/webhook/egress"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout   = 15 * time.Second
+	DefaultWorkers   = 32
+	DefaultRetention = 30 * 24 * time.Hour
+	DefaultPoll      = time.Second
+)
+
+// DefaultSchedule is the retry schedule: the delays before the second to tenth attempt.
+var DefaultSchedule = []time.Duration(webhook.DefaultSchedule)
+
+// ParseSchedule reads a schedule written as "5s,5m,30m,2h" (a d suffix for whole days).
+func ParseSchedule(text string) ([]time.Duration, error) {
+	s, err := webhook.ParseSchedule(text)
+	return []time.Duration(s), err
+}
+
+// FormatSchedule writes a schedule as ParseSchedule reads it.
+func FormatSchedule(s []time.Duration) string { return webhook.Schedule(s).String() }
+
+// Options configures a Dispatcher. The zero value is the defaults.
+type Options struct {
+	// Schedule is the delays before the second, third, ... attempt; default DefaultSchedule.
+	Schedule []time.Duration
+	// Timeout bounds one attempt, connecting to reading the answer; default 15s.
+	Timeout time.Duration
+	// Workers is how many deliveries are sent at once; default DefaultWorkers.
+	Workers int
+	// Retention is how long events and their attempts are kept; default 30 days.
+	Retention time.Duration
+	// Allow lists the address ranges deliveries may connect to although they are not
+	// public; give the service the same list (payments.Options.WebhookAllow).
+	Allow []netip.Prefix
+	// Poll is how often the store is asked for due deliveries when nothing in this
+	// process said that some are waiting; default 1s.
+	Poll time.Duration
+	// Exclusive says this is the only dispatcher of its database (SQLite): claims left
+	// by a process that died are freed at once instead of when their lease ends.
+	Exclusive bool
+	// Logger receives what goes wrong with the store; default none.
+	Logger *slog.Logger
+}
+
+// Dispatcher sends the due deliveries of a service.
+type Dispatcher struct {
+	svc    *payments.Service
+	opts   Options
+	client sender
+	policy payments.DeliveryPolicy
+	lease  time.Duration
+	log    *slog.Logger
+
+	attempts *prometheus.CounterVec
+}
+
+// New returns a dispatcher of svc's deliveries.
+func New(svc *payments.Service, opts Options) *Dispatcher {
+	if opts.Schedule == nil {
+		opts.Schedule = DefaultSchedule
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.Retention <= 0 {
+		opts.Retention = DefaultRetention
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = DefaultPoll
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Dispatcher{
+		svc:  svc,
+		opts: opts,
+		client: sender{
+			client:    egress.NewClient(webhook.NewDialer(opts.Allow, opts.Timeout), opts.Timeout),
+			userAgent: "paymentsd/" + version.Get().Version,
+		},
+		policy: payments.DeliveryPolicy{Schedule: opts.Schedule},
+		// A claim outlives the attempt it is for: the time to send it, and to record it.
+		lease: opts.Timeout + 30*time.Second,
+		log:   log,
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payments_webhook_attempts_total",
+			Help: "Webhook delivery attempts, by outcome: succeeded, retrying (failed, tried again later), failed (for good), gone (410: the endpoint is disabled).",
+		}, []string{"outcome"}),
+	}
+}
+
+// sender posts deliveries with the guarded client.
+type sender struct {
+	client    *http.Client
+	userAgent string
+}
+
+// post sends the delivery with its signed headers, as JSON, naming the program.
+func (s sender) post(ctx context.Context, d payments.Delivery, now time.Time) egress.Attempt {
+	h := d.Headers(now)
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{s.userAgent}
+	return egress.Post(ctx, s.client, d.URL, h, d.Payload, time.Now)
+}
+
+// Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries
+// waiting, and the age of the oldest event among them.
+func (d *Dispatcher) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{d.attempts, pendingCollector{d.svc}}
+}
+
+// Run sends due deliveries until ctx is done, then waits for the attempts under way
+// (each bounded by the timeout) and records them. It returns nil when ctx ends it.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	if d.opts.Exclusive {
+		if n, err := d.svc.ReleaseClaims(ctx); err != nil {
+			d.log.Error("webhooks: free the claims of a previous run", "err", err)
+		} else if n > 0 {
+			d.log.Info("webhooks: freed the claims of a previous run", "deliveries", n)
+		}
+	}
+	jobs := make(chan payments.Delivery)
+	results := make(chan payments.AttemptResult, d.opts.Workers)
+	// Attempts are sent with a context that outlives ctx by the timeout, so that a
+	// shutdown lets those under way finish and be recorded.
+	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSending()
+	var workers sync.WaitGroup
+	for range d.opts.Workers {
+		workers.Go(func() {
+			for job := range jobs {
+				results <- d.send(sendCtx, job)
+			}
+		})
+	}
+	free := make(chan int, d.opts.Workers) // recorded deliveries hand their slots back
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		d.record(results, free)
+	}()
+
+	d.claimLoop(ctx, jobs, free)
+	close(jobs)
+	workers.Wait()
+	close(results)
+	<-recorded
+	return nil
+}
+
+// claimLoop claims due deliveries while workers are free, and hands them to the workers.
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Delivery, free <-chan int) {
+	idle := d.opts.Workers // slots not holding a claimed delivery
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	prune := time.NewTicker(time.Hour)
+	defer prune.Stop()
+	d.prune(ctx)
+	for {
+		if idle > 0 {
+			claimed, err := d.svc.ClaimDeliveries(ctx, idle, d.lease)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("webhooks: claim deliveries", "err", err)
+			}
+			for _, job := range claimed {
+				idle--
+				select {
+				case jobs <- job:
+				case <-ctx.Done():
+					return // claimed and not sent: due again when the lease ends
+				}
+			}
+			if len(claimed) > 0 {
+				continue
+			}
+		}
+		poll.Reset(d.opts.Poll)
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-free:
+			idle += n
+		case <-d.svc.DeliveriesDue():
+		case <-poll.C:
+		case <-prune.C:
+			d.prune(ctx)
+		}
+		for drained := false; !drained; { // take every slot already handed back
+			select {
+			case n := <-free:
+				idle += n
+			default:
+				drained = true
+			}
+		}
+	}
+}
+
+// record records attempts as they come, many to a transaction, and hands their slots
+// back to the claim loop.
+func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- int) {
+	var batch []payments.AttemptResult
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		// Recorded whatever became of the run's context: an attempt made is logged.
+		if err := d.svc.RecordAttempts(context.Background(), batch, d.policy); err != nil {
+			d.log.Error("webhooks: record attempts", "err", err, "attempts", len(batch))
+		}
+		for _, r := range batch {
+			d.attempts.WithLabelValues(outcome(r, d.policy.Schedule)).Inc()
+		}
+		select {
+		case free <- len(batch):
+		default: // the claim loop has stopped
+		}
+		batch = batch[:0]
+	}
+	for r := range results {
+		batch = append(batch, r)
+		for more := true; more && len(batch) < 256; {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					more = false
+					break
+				}
+				batch = append(batch, r)
+			default:
+				more = false
+			}
+		}
+		flush()
+	}
+	flush()
+}
+
+// outcome names what an attempt came to, for the metrics.
+func outcome(r payments.AttemptResult, schedule []time.Duration) string {
+	switch {
+	case r.Succeeded:
+		return "succeeded"
+	case r.Gone:
+		return "gone"
+	case r.Delivery.Failures() >= int64(len(schedule)):
+		return "failed"
+	}
+	return "retrying"
+}
+
+// send makes one attempt of a delivery.
+func (d *Dispatcher) send(ctx context.Context, job payments.Delivery) payments.AttemptResult {
+	now := time.Now()
+	a := d.client.post(ctx, job, now)
+	return payments.AttemptResult{
+		Delivery: job, At: now, StatusCode: a.StatusCode, Error: a.Error, Latency: a.Latency,
+		Response: a.Response, Succeeded: a.Succeeded(), Gone: a.Gone(), RetryAfter: a.RetryAfter,
+	}
+}
+
+// prune deletes the events older than the retention.
+func (d *Dispatcher) prune(ctx context.Context) {
+	n, err := d.svc.PruneEvents(ctx, time.Now().Add(-d.opts.Retention))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		d.log.Error("webhooks: prune events", "err", err)
+	case n > 0:
+		d.log.Info("webhooks: pruned events", "events", n, "older_than", d.opts.Retention.String())
+	}
+}
+
+// pendingCollector reports the deliveries waiting and the age of the oldest.
+type pendingCollector struct{ svc *payments.Service }
+
+var (
+	pendingDesc = prometheus.NewDesc("payments_webhook_deliveries_pending",
+		"Webhook deliveries waiting to be sent or retried.", nil, nil)
+	oldestDesc = prometheus.NewDesc("payments_webhook_oldest_pending_seconds",
+		"Age of the oldest event with a delivery waiting; 0 when none waits.", nil, nil)
+)
+
+func (pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc; ch <- oldestDesc }
+
+func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, oldest, err := c.svc.PendingDeliveries(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
+		return
+	}
+	age := 0.0
+	if !oldest.IsZero() {
+		age = time.Since(oldest).Seconds()
+	}
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+}
