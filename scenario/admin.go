@@ -41,7 +41,7 @@ func tableCommand(word string) func(ts *testscript.TestScript, neg bool, args []
 			x.PrintHelp()
 			return
 		case errors.As(err, &ue):
-			ts.Fatalf("%s: %s\nusage: %s", cmd.Name, command.OneLine(ue.Msg), usageOf(word))
+			ts.Fatalf("%s: %s\nusage: %s", cmd.Name, command.OneLine(ue.Msg), usageOf(cmd.Name))
 		}
 		if !done(ts, neg, cmd.Name, err) {
 			return

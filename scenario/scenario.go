@@ -145,14 +145,20 @@ func Usages() []string {
 	return lines
 }
 
-// usageOf returns the usage line of the named command.
+// usageOf returns the usage lines of the named command, one under the other as a
+// "usage: " message shows them: name is a command ("webhook", every line of its
+// subcommands) or a command and its subcommand ("webhook listen", that line alone).
 func usageOf(name string) string {
+	var lines []string
 	for _, u := range usages {
-		if u.name == name {
-			return u.line
+		if u.line == name || strings.HasPrefix(u.line, name+" ") {
+			lines = append(lines, u.line)
 		}
 	}
-	panic("scenario: no usage line for " + name)
+	if len(lines) == 0 {
+		panic("scenario: no usage line for " + name)
+	}
+	return strings.Join(lines, "\n       ") // under the first, after "usage: "
 }
 
 // usage aborts the script with the usage line of the named command. Misuse is a fault of
