@@ -1,10 +1,12 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -33,15 +35,22 @@ func tableCommand(word string) func(ts *testscript.TestScript, neg bool, args []
 		if cmd.Uses == command.UsesServer {
 			noNeg(ts, neg, cmd.Name, " (assert the answer with status)")
 		}
-		x := &command.Invocation{Command: cmd, Host: &host{ts: ts}, Stdout: ts.Stdout(), Stderr: ts.Stderr()}
+		var printed bytes.Buffer // for the webhook secrets it may show
+		stdout := io.MultiWriter(ts.Stdout(), &printed)
+		x := &command.Invocation{Command: cmd, Host: &host{ts: ts}, Stdout: stdout, Stderr: ts.Stderr()}
 		err = cmd.Run(context.Background(), x, rest)
+		if cmd != command.Call { // call's answer is learnt from in Answered
+			for line := range bytes.Lines(printed.Bytes()) {
+				getState(ts).learnSecrets(line)
+			}
+		}
 		var ue *command.UsageError
 		switch {
 		case errors.Is(err, command.ErrHelp):
 			x.PrintHelp()
 			return
 		case errors.As(err, &ue):
-			ts.Fatalf("%s: %s\nusage: %s", cmd.Name, command.OneLine(ue.Msg), usageOf(word))
+			ts.Fatalf("%s: %s\nusage: %s", cmd.Name, command.OneLine(ue.Msg), usageOf(cmd.Name))
 		}
 		if !done(ts, neg, cmd.Name, err) {
 			return
@@ -91,10 +100,12 @@ func (h *host) Server() (command.Server, error) {
 	}, nil
 }
 
-// Answered keeps the answer as the last response and writes its status line on stderr.
+// Answered keeps the answer as the last response, learns the webhook secret it may hold
+// and writes its status line on stderr.
 func (h *host) Answered(resp *http.Response, body []byte) error {
 	st := getState(h.ts)
 	st.last = &response{status: resp.StatusCode, header: resp.Header, body: body}
+	st.learnSecrets(body)
 	if st.check != nil {
 		if err := st.check(resp, body); err != nil {
 			h.ts.Fatalf("the answer does not match the API's description: %v", err)

@@ -18,7 +18,8 @@
 // commands and reports each failure: the script line, what was expected, what came back.
 //
 // A line starting with "!" expects the command to fail. Commands that cannot
-// meaningfully fail (call, restart, jsonget, sign, genbody, uuidform) refuse "!"; a
+// meaningfully fail (call, restart, jsonget, sign, webhook listen, genbody, uuidform)
+// refuse "!"; a
 // misused command fails with its usage line either way. Besides the standard testscript
 // commands (env, exists, stdout, stderr, cmp, ...), scripts use these:
 //
@@ -143,6 +144,42 @@
 // "<any>" in FILE matches any value that is present, and "<uuid>" any UUID in the form
 // the API answers (a generated id). A mismatch prints a diff of both, indented. With
 // "!": the body differs.
+//
+// # Webhooks
+//
+// A script receives the server's webhook deliveries itself, on a receiver of its own on
+// the loopback address, and checks them. The receiver verifies each delivery (its
+// webhook-id, webhook-timestamp and webhook-signature headers, Standard Webhooks) under
+// every webhook secret the script has seen: a "secret" member starting with whsec_, at
+// the top level or in "data", of any answer to call or of the JSON an administration
+// command prints. Secrets are kept once seen, so while a rotated secret is still live a
+// delivery signed under either verifies.
+//
+//	webhook listen [-fail N] [-status CODE]
+//
+// Starts the receiver and sets $WEBHOOK_URL to its URL (http://127.0.0.1:PORT/hook),
+// the URL to register as an endpoint. It records every request and answers CODE (200
+// unless given), or 500 to the next N deliveries, then CODE. Run again, it changes the
+// answers of the same receiver (same URL, the N failures counted afresh) and keeps what
+// it received. It stops when the script ends; a restart of the server leaves it running.
+//
+//	webhook expect TYPE [-within DURATION]
+//
+// Waits up to DURATION (10s unless given) for a delivery of an event of type TYPE
+// ("user.created") whose signature verifies and that no earlier webhook expect returned:
+// the oldest such, in the order they arrived, each attempt of a retried event counted as
+// a delivery of its own. The delivery becomes the last response, status 200 with the
+// delivery's request headers and body, so that json data.object.id $USER_ID, header
+// webhook-id $EVENT_ID and jsonget read it; its body is printed, and $EVENT_ID is set to
+// the event's id. A failure lists what did arrive: each delivery's type and webhook-id,
+// whether it verified (and why not) and the status answered. With "!": no such delivery
+// arrives within DURATION (give a short one, -within 500ms).
+//
+//	webhook count TYPE N
+//
+// Asserts that exactly N deliveries of type TYPE that verify have arrived so far, every
+// attempt counted, whether or not webhook expect returned them (with "!": any other
+// number). A failure lists what did arrive.
 //
 // # Generators
 //

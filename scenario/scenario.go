@@ -61,7 +61,8 @@ func CheckResponses(p testscript.Params, check func(resp *http.Response, body []
 
 // Commands returns the script commands of this package by name: the first words of
 // paymentsd's commands in package command's table (platform, apikey, user, card,
-// address, rates, rules, keys, call), and the commands of scenarios alone. The package
+// address, rates, rules, keys, call), and the commands of scenarios alone (webhook
+// listen, expect and count among them). The package
 // documentation describes each.
 func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -79,6 +80,9 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 		word, _, _ := strings.Cut(c.Name, " ")
 		cmds[word] = tableCommand(word)
 	}
+	// webhook listen, expect and count are scenarios' own; any other webhook
+	// subcommand is the table's.
+	cmds["webhook"] = cmdWebhook
 	return cmds
 }
 
@@ -92,6 +96,9 @@ var ownUsages = []string{
 	"jsonget VAR PATH",
 	"json PATH EXPECTED",
 	"cmpjson FILE",
+	"webhook listen [-fail N] [-status CODE]",
+	"webhook expect TYPE [-within DURATION]",
+	"webhook count TYPE N",
 	"genbody FILE SIZE",
 	"uuidform VAR upper|simple|braced|urn ID",
 }
@@ -145,14 +152,20 @@ func Usages() []string {
 	return lines
 }
 
-// usageOf returns the usage line of the named command.
+// usageOf returns the usage lines of the named command, one under the other as a
+// "usage: " message shows them: name is a command ("webhook", every line of its
+// subcommands) or a command and its subcommand ("webhook listen", that line alone).
 func usageOf(name string) string {
+	var lines []string
 	for _, u := range usages {
-		if u.name == name {
-			return u.line
+		if u.line == name || strings.HasPrefix(u.line, name+" ") {
+			lines = append(lines, u.line)
 		}
 	}
-	panic("scenario: no usage line for " + name)
+	if len(lines) == 0 {
+		panic("scenario: no usage line for " + name)
+	}
+	return strings.Join(lines, "\n       ") // under the first, after "usage: "
 }
 
 // usage aborts the script with the usage line of the named command. Misuse is a fault of
@@ -207,13 +220,18 @@ type state struct {
 	limits  httpserver.Options // the server's limits, as restart last set them
 	// check, when set, checks every answer (CheckResponses).
 	check func(resp *http.Response, body []byte) error
+	// webhooks holds the webhook secrets the script has seen and its receiver; it
+	// outlives restarts.
+	webhooks *webhooks
 }
 
 func setup(env *testscript.Env) error {
 	st := &state{
-		dbPath: filepath.Join(env.WorkDir, "payments.db"),
-		log:    slog.New(slog.NewTextHandler(tLog{env.T()}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		dbPath:   filepath.Join(env.WorkDir, "payments.db"),
+		log:      slog.New(slog.NewTextHandler(tLog{env.T()}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		webhooks: newWebhooks(),
 	}
+	env.Defer(st.webhooks.close) // after the server stops (deferred below), so last
 	t := env.T()
 	if pgtest.Enabled() {
 		// A schema of its own in the PostgreSQL database, dropped when the script ends,

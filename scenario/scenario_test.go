@@ -101,16 +101,26 @@ func markdownSection(doc, title string) string {
 	return after
 }
 
-// checkedUsages returns the usage lines after checking that every command has exactly
-// one and that every usage line starts with its command's name.
+// checkedUsages returns the usage lines after checking that every command has at least
+// one (a command with subcommands, such as webhook, has one for each), that every usage
+// line is a command's, and that every usage line starts with its command's name.
 func checkedUsages(t *testing.T) []usageLine {
 	t.Helper()
 	var names, usageNames []string
 	for name := range Commands() {
 		names = append(names, name)
 	}
+	seen := map[string]bool{}
+	lines := map[string]bool{}
 	for _, u := range usages {
-		usageNames = append(usageNames, u.name)
+		if lines[u.line] {
+			t.Errorf("the usage line %q is given twice", u.line)
+		}
+		lines[u.line] = true
+		if !seen[u.name] {
+			usageNames = append(usageNames, u.name)
+		}
+		seen[u.name] = true
 		if first, _, _ := strings.Cut(u.line, " "); first != u.name {
 			t.Errorf("the usage line of %s starts with %q", u.name, first)
 		}
