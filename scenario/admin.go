@@ -16,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/dispatch"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/command"
 )
@@ -115,16 +116,26 @@ func (h *host) Answered(resp *http.Response, body []byte) error {
 	return nil
 }
 
-// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
+// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
 //
-// The limit flags are paymentsd serve's, parsed by the same code.
+// The limit and webhook flags are paymentsd serve's, parsed by the same code; a webhook
+// flag left out keeps its value (at first: loopback allowed, retries after 1s, 1s, 1s), and
+// -webhook-allow-cidr none allows no range beyond the public ones.
 func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	noNeg(ts, neg, "restart", "")
 	fs := flag.NewFlagSet("restart", flag.ContinueOnError)
 	envName := fs.String("env", string(payments.Sandbox), "")
 	tolerance := fs.Duration("timestamp-tolerance", payments.DefaultTimestampTolerance, "")
 	limits := httpserver.LimitFlags(fs)
-	pos, _ := parseFlags(ts, "restart", fs, args)
+	none := false
+	for i, a := range args { // "none" is not a CIDR: take it before the flag's own parsing
+		if (a == "-webhook-allow-cidr" || a == "--webhook-allow-cidr") && i+1 < len(args) && args[i+1] == "none" {
+			none, args = true, append(args[:i:i], args[i+2:]...)
+			break
+		}
+	}
+	webhooks := dispatch.Flags(fs)
+	pos, set := parseFlags(ts, "restart", fs, args)
 	if len(pos) > 0 {
 		usagef(ts, "restart", "unexpected %q", pos)
 	}
@@ -139,11 +150,29 @@ func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		usagef(ts, "restart", "%v", err)
 	}
+	d, err := webhooks()
+	if err != nil {
+		usagef(ts, "restart", "%v", err)
+	}
 	st := getState(ts)
 	if err := st.stop(); err != nil {
 		ts.Fatalf("restart: closing the store: %v", err)
 	}
 	st.limits = lim
+	for name, field := range map[string]func(){
+		"webhook-retry-schedule": func() { st.dispatch.Schedule = d.Schedule },
+		"webhook-timeout":        func() { st.dispatch.Timeout = d.Timeout },
+		"webhook-workers":        func() { st.dispatch.Workers = d.Workers },
+		"event-retention":        func() { st.dispatch.Retention = d.Retention },
+		"webhook-allow-cidr":     func() { st.dispatch.Allow = d.Allow },
+	} {
+		if set[name] {
+			field()
+		}
+	}
+	if none {
+		st.dispatch.Allow = nil
+	}
 	if err := st.start(payments.Options{Environment: env, TimestampTolerance: *tolerance}); err != nil {
 		ts.Fatalf("restart: %v", err)
 	}

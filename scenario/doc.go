@@ -88,7 +88,7 @@
 //
 // # The server
 //
-//	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]
+//	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
 //
 // Stops the server and closes the database, then opens the same file again and serves
 // it in the given environment (sandbox by default) at a new $URL: what survives was
@@ -98,7 +98,11 @@
 // with its defaults: low limits make a 429 come soon (restart -rate-limit 0.01
 // -rate-burst 2: two requests, then one every 100 seconds), 0 turns a limit off, and with
 // -client-ip-header X-Forwarded-For a request sent with -header 'X-Forwarded-For:
-// 203.0.113.7' comes from that address.
+// 203.0.113.7' comes from that address. The webhook flags are paymentsd serve's too: the
+// server of a script runs a dispatcher that allows loopback addresses (127.0.0.0/8, ::1)
+// and retries after 1s, 1s and 1s; a flag left out keeps its value, and
+// -webhook-allow-cidr none allows public addresses only, as paymentsd serve does by
+// default.
 //
 // # Signatures
 //

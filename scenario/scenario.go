@@ -6,14 +6,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/dispatch"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/command"
 	"github.com/platform-payments/payments/internal/pgtest"
@@ -89,7 +92,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 // ownUsages holds the usage line of every command of scenarios alone, in the order the
 // references present them after the table's.
 var ownUsages = []string{
-	"restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME]",
+	"restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]",
 	"sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]",
 	"status CODE",
 	"header NAME VALUE_REGEXP",
@@ -218,6 +221,10 @@ type state struct {
 	client  *http.Client
 	last    *response
 	limits  httpserver.Options // the server's limits, as restart last set them
+	// dispatch is the webhook dispatcher's configuration, as restart last set it; the
+	// dispatcher runs while the server does, and stopDispatch stops it.
+	dispatch     dispatch.Options
+	stopDispatch func()
 	// check, when set, checks every answer (CheckResponses).
 	check func(resp *http.Response, body []byte) error
 	// webhooks holds the webhook secrets the script has seen and its receiver; it
@@ -230,6 +237,13 @@ func setup(env *testscript.Env) error {
 		dbPath:   filepath.Join(env.WorkDir, "payments.db"),
 		log:      slog.New(slog.NewTextHandler(tLog{env.T()}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		webhooks: newWebhooks(),
+		// Scripts' webhooks go to their receiver on a loopback address, and are retried
+		// within seconds.
+		dispatch: dispatch.Options{
+			Allow:    []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
+			Schedule: []time.Duration{time.Second, time.Second, time.Second},
+			Timeout:  5 * time.Second,
+		},
 	}
 	env.Defer(st.webhooks.close) // after the server stops (deferred below), so last
 	t := env.T()
@@ -272,6 +286,7 @@ func getState(ts *testscript.TestScript) *state {
 // start opens the service on the state's database file and serves it over HTTP.
 func (st *state) start(opts payments.Options) error {
 	opts.KeyFile = st.keyFile
+	opts.WebhookAllow = st.dispatch.Allow
 	svc, err := payments.Open(context.Background(), st.dbPath, opts)
 	if err != nil {
 		return err
@@ -284,11 +299,22 @@ func (st *state) start(opts payments.Options) error {
 	}
 	st.client = &client
 	st.last = nil
+	// The dispatcher, as paymentsd serve runs it, sending to the script's receiver.
+	ctx, cancel := context.WithCancel(context.Background())
+	d := st.dispatch
+	d.Exclusive, d.Logger, d.Poll = !pgtest.Enabled(), st.log, 100*time.Millisecond
+	done := make(chan error, 1)
+	go func() { done <- dispatch.New(svc, d).Run(ctx) }()
+	st.stopDispatch = func() { cancel(); <-done }
 	return nil
 }
 
 // stop closes the server, then the service, and returns the service's Close error.
 func (st *state) stop() error {
+	if st.stopDispatch != nil {
+		st.stopDispatch()
+		st.stopDispatch = nil
+	}
 	if st.srv != nil {
 		st.srv.Close()
 		st.srv = nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/dispatch"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/command"
 )
@@ -76,12 +77,17 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	logFormat := fs.String("log-format", "json", "log in `FORMAT`: json (one object a line) or text (key=value)")
 	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics on the TCP address `ADDR` instead of the API's")
 	dbConns := fs.Int("db-max-conns", 0, "on PostgreSQL, open at most `N` connections (0: 4 per core, at least 8); SQLite sizes its own pools")
+	webhooks := dispatch.Flags(fs)
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
 	h := hostOf(x)
 	db := h.store
 	opts, err := limits()
+	if err != nil {
+		return command.Usagef("%v", err)
+	}
+	dispatchOpts, err := webhooks()
 	if err != nil {
 		return command.Usagef("%v", err)
 	}
@@ -126,7 +132,8 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	defer logOut.Close()
 	logger := slog.New(newHandler(logOut))
 	h.logger = logger
-	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL, MaxConns: *dbConns}
+	svcOpts := payments.Options{Environment: *env, TimestampTolerance: *tolerance, IdempotencyTTL: *idempotencyTTL, MaxConns: *dbConns,
+		WebhookAllow: dispatchOpts.Allow}
 	return h.withService(ctx, svcOpts, func(svc *payments.Service) error {
 		has, err := svc.HasPlatforms(ctx)
 		if err != nil {
@@ -146,9 +153,18 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		// The webhook dispatcher runs beside the server, and stops after it.
+		dispatchOpts.Exclusive, dispatchOpts.Logger = !payments.IsPostgres(db.path), logger
+		dispatcher := dispatch.New(svc, dispatchOpts)
+		opts.Metrics = httpserver.NewMetrics(svc)
+		opts.Metrics.Registry().MustRegister(dispatcher.Collectors()...)
+		dispatchCtx, stopDispatch := context.WithCancel(context.WithoutCancel(ctx))
+		dispatched := make(chan error, 1)
+		go func() { dispatched <- dispatcher.Run(dispatchCtx) }()
+		defer func() { stopDispatch(); <-dispatched }()
 		metricsDone := make(chan error, 1)
 		if *metricsAddr != "" {
-			opts.Metrics, opts.MetricsApart = httpserver.NewMetrics(svc), true
+			opts.MetricsApart = true
 			mux := http.NewServeMux()
 			mux.Handle("GET /metrics", opts.Metrics.Handler())
 			go func() {
