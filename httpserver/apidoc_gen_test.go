@@ -139,7 +139,7 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 
 	w("## Idempotency keys and limits\n\n")
 	w("%s\n\n", str(get(d, "components", "parameters", "Idempotency-Key", "description")))
-	w("Every endpoint that changes something takes it (each but List Users and the GETs). %s\n\n", str(get(d, "components", "responses", "429", "description")))
+	w("Every endpoint that changes something takes it (each but List Users and the GETs), except Enable Webhook Endpoint, Rotate Webhook Secret and Resend Event, which keep none (each says why). %s\n\n", str(get(d, "components", "responses", "429", "description")))
 
 	// Endpoints, in the route table's order.
 	w("## Endpoints\n\n")
