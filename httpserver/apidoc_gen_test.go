@@ -107,6 +107,7 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 	body := []byte(`{"name":"Ada Lovelace","email":"ada@example.com"}`)
 	const method, target = "POST", "/api/platform/users/create"
 	sum := payments.StringToSign(method, target, body)
+	w("Webhook endpoints and events (the event object, its types, deliveries, their signatures and retries) are described in [webhooks.md](webhooks.md).\n\n")
 	w("## Authentication and signing\n\n")
 	w("Platform endpoints take `%s` and `%s`; the user-API endpoint takes `%s` and `%s` instead. ",
 		payments.HeaderPlatformID, payments.HeaderSignature, payments.HeaderAPIKey, payments.HeaderAPISecret)
