@@ -107,6 +107,7 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 	body := []byte(`{"name":"Ada Lovelace","email":"ada@example.com"}`)
 	const method, target = "POST", "/api/platform/users/create"
 	sum := payments.StringToSign(method, target, body)
+	w("Webhook endpoints and events (the event object, its types, deliveries, their signatures and retries) are described in [webhooks.md](webhooks.md).\n\n")
 	w("## Authentication and signing\n\n")
 	w("Platform endpoints take `%s` and `%s`; the user-API endpoint takes `%s` and `%s` instead. ",
 		payments.HeaderPlatformID, payments.HeaderSignature, payments.HeaderAPIKey, payments.HeaderAPISecret)
@@ -139,7 +140,7 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 
 	w("## Idempotency keys and limits\n\n")
 	w("%s\n\n", str(get(d, "components", "parameters", "Idempotency-Key", "description")))
-	w("Every endpoint that changes something takes it (each but List Users and the GETs). %s\n\n", str(get(d, "components", "responses", "429", "description")))
+	w("Every endpoint that changes something takes it (each but List Users and the GETs), except Enable Webhook Endpoint, Rotate Webhook Secret and Resend Event, which keep none (each says why). %s\n\n", str(get(d, "components", "responses", "429", "description")))
 
 	// Endpoints, in the route table's order.
 	w("## Endpoints\n\n")

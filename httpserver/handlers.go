@@ -7,7 +7,7 @@ import (
 	"github.com/platform-payments/payments"
 )
 
-// The handlers of the fourteen routes: each runs one library operation, on the service
+// The handlers of the routes: each runs one library operation, on the service
 // its adapter hands it. Every request is validated once, against the schema its operation
 // names: body routes decode their body into the operation's request value and run the
 // operation on the service scoped to what was validated (payments.Service.Decoded), which
@@ -120,4 +120,39 @@ func (s *server) getPayeeRules(ctx context.Context, svc *payments.Service, c *ca
 
 func (s *server) getExchangeRates(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
 	return s.success(svc.ExchangeRates(ctx, c.req.Query["payout_currency"]))
+}
+
+func (s *server) createWebhookEndpoint(ctx context.Context, svc *payments.Service, c *call, in payments.NewWebhookEndpoint) (any, error) {
+	return s.success(svc.Idempotent(c.idem).CreateWebhookEndpoint(ctx, c.platform, in))
+}
+
+func (s *server) listWebhookEndpoints(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.ListWebhookEndpoints(ctx, c.platform))
+}
+
+func (s *server) deleteWebhookEndpoint(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.Idempotent(c.idem).DeleteWebhookEndpoint(ctx, c.platform, c.req.Path["endpoint_id"]))
+}
+
+func (s *server) enableWebhookEndpoint(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.EnableWebhookEndpoint(ctx, c.platform, c.req.Path["endpoint_id"]))
+}
+
+func (s *server) rotateWebhookSecret(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.RotateWebhookSecret(ctx, c.platform, c.req.Path["endpoint_id"]))
+}
+
+func (s *server) listEvents(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	q := c.req.Query
+	return s.success(svc.ListEvents(ctx, c.platform, payments.EventQuery{After: q["after"], Type: q["type"], Limit: q["limit"]}))
+}
+
+func (s *server) getEvent(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
+	return s.success(svc.GetEvent(ctx, c.platform, c.req.Path["event_id"]))
+}
+
+// resendEvent takes its body as optional: none is {} (every subscribed endpoint), which
+// the schema allows (events_resend.json does not require a body).
+func (s *server) resendEvent(ctx context.Context, svc *payments.Service, c *call, in payments.Resend) (any, error) {
+	return s.success(svc.ResendEvent(ctx, c.platform, c.req.Path["event_id"], in))
 }

@@ -53,6 +53,8 @@ func TestIdempotencyEveryRoute(t *testing.T) {
 		{"Add Payee Bank", "POST", "/api/platform/cross-border/payee/bank/" + userID, `{"payee_id":"` + payeeID + `","account_number":"123456789012",` +
 			`"country":"IN","bank_acc_type":"savings","identifier_value":"HDFC0001234"}`, false, 200},
 		{"Delete Payee Bank", "DELETE", "/api/platform/cross-border/payee/bank/" + userID + "/" + unknown, "", false, 404},
+		{"Create Webhook Endpoint", "POST", "/api/platform/webhooks/create", `{"url":"https://hooks.example.com/x","events":["user.created"]}`, false, 200},
+		{"Delete Webhook Endpoint", "DELETE", "/api/platform/webhooks/delete/" + unknown, "", false, 404},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			send := func() *httptest.ResponseRecorder {

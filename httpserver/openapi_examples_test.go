@@ -3,6 +3,8 @@ package httpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -286,8 +289,115 @@ func (x *exampleRun) script(ctx context.Context) {
 	x.do(req{pattern: rates, target: "/api/platform/cross-border/rates?payout_currency=INR", want: 200})
 	x.do(req{pattern: rates, target: "/api/platform/cross-border/rates?payout_currency=inr", want: 422})
 
+	x.webhooks(ctx)
+
 	// A fault of ours is never provoked on purpose: its body is what writeError answers
 	// for any error that is not the library's.
 	x.set.add(&exchange{status: http.StatusInternalServerError,
 		respBody: encodeJSON(500, errorEnvelope(payments.ErrorMessage(errors.New("a fault")), exampleTime))}, true)
+}
+
+// webhooks runs the script's webhook endpoints and events: an endpoint, an event
+// delivered to it, whose receiver answers 410 Gone (a dispatcher's attempt, recorded
+// through the library), which disables the endpoint; then the events, resend, enable,
+// rotation and delete.
+func (x *exampleRun) webhooks(ctx context.Context) {
+	const (
+		createHook = "POST /api/platform/webhooks/create"
+		listHooks  = "GET /api/platform/webhooks/list"
+		deleteHook = "DELETE /api/platform/webhooks/delete/{endpoint_id}"
+		enableHook = "POST /api/platform/webhooks/enable/{endpoint_id}"
+		rotateHook = "POST /api/platform/webhooks/rotate-secret/{endpoint_id}"
+		listEvents = "GET /api/platform/events/list"
+		getEvent   = "GET /api/platform/events/get/{event_id}"
+		resend     = "POST /api/platform/events/resend/{event_id}"
+		unknown    = "0b7e2f64-3c1a-4f5e-9d2b-6a8c1e4f7a90"
+	)
+	ep := x.do(req{pattern: createHook, target: "/api/platform/webhooks/create",
+		body: `{"url":"https://hooks.example.com/payments","events":["user.created","payee.created"],"description":"Payroll sync"}`, want: 200})
+	endpoint := ep["id"].(string)
+	x.do(req{pattern: createHook, target: "/api/platform/webhooks/create", body: `{"url":"hooks.example.com/payments"}`, want: 422})
+
+	// An event for the endpoint, and a dispatcher's attempt at it, answered 410 Gone.
+	must(x.svc.CreateUser(ctx, x.platform.PlatformID, payments.NewUser{Name: "Grace Hopper", Email: new("grace@example.com")}))
+	claimed := must(x.svc.ClaimDeliveries(ctx, 10, time.Minute))
+	if len(claimed) != 1 {
+		x.t.Fatalf("examples: %d deliveries claimed, want 1", len(claimed))
+	}
+	event := claimed[0].EventID
+	if err := x.svc.RecordAttempts(ctx, []payments.AttemptResult{{
+		Delivery: claimed[0], At: exampleTime.Add(2 * time.Second), StatusCode: http.StatusGone, Error: "status 410",
+		Latency: 182 * time.Millisecond, Response: []byte(`{"error":"endpoint retired"}`), Gone: true,
+	}}, payments.DeliveryPolicy{Schedule: []time.Duration{5 * time.Second}}); err != nil {
+		x.t.Fatal(err)
+	}
+	x.do(req{pattern: listHooks, target: "/api/platform/webhooks/list", want: 200})
+
+	x.do(req{pattern: listEvents, target: "/api/platform/events/list?type=user.created&limit=2", want: 200})
+	x.do(req{pattern: listEvents, target: "/api/platform/events/list?limit=500&type=user.deleted", want: 422})
+	x.do(req{pattern: getEvent, target: "/api/platform/events/get/" + event, want: 200})
+	x.do(req{pattern: getEvent, target: "/api/platform/events/get/" + unknown, want: 404})
+	x.do(req{pattern: getEvent, target: "/api/platform/events/get/42", want: 422})
+
+	// The endpoint is disabled: a resend to it is refused until it is enabled.
+	to := fmt.Sprintf(`{"endpoint_id":"%s"}`, endpoint)
+	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + event, body: to, want: 409})
+	x.do(req{pattern: enableHook, target: "/api/platform/webhooks/enable/" + endpoint, want: 200})
+	x.do(req{pattern: enableHook, target: "/api/platform/webhooks/enable/" + unknown, want: 404})
+	x.do(req{pattern: enableHook, target: "/api/platform/webhooks/enable/42", want: 422})
+	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + event, body: to, want: 200})
+	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + unknown, body: `{}`, want: 404})
+	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + event, body: `{"endpoint_id":"42"}`, want: 422})
+
+	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/" + endpoint, want: 200})
+	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/" + unknown, want: 404})
+	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/42", want: 422})
+	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/" + endpoint, want: 200})
+	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/" + endpoint, want: 404})
+	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/42", want: 422})
+
+	x.standIns(ctx)
+}
+
+// standIns replaces, in every recorded request and answer, what no seed makes the same
+// from one run to the next with stand-ins that are: event ids (version 7 UUIDs from the
+// machine's clock, so that they sort as the events happened) and webhook secrets (random
+// by design). A stand-in keeps the form and the order of what it replaces, and is the
+// same wherever the value appears.
+func (x *exampleRun) standIns(ctx context.Context) {
+	page := must(x.svc.ListEvents(ctx, x.platform.PlatformID, payments.EventQuery{Limit: "100"}))
+	if page.HasMore {
+		x.t.Fatal("examples: more than 100 events: list them all")
+	}
+	var pairs []string
+	ms := uint64(exampleTime.UnixMilli())
+	for i, e := range page.Events {
+		var id uuid.UUID
+		for b := range 6 {
+			id[b] = byte(ms >> (40 - 8*b))
+		}
+		id[6], id[7] = 0x70|byte(i>>8&0x0f), byte(i)
+		id[8] = 0x80
+		id[15] = byte(i)
+		pairs = append(pairs, e.ID.String(), id.String())
+	}
+	secret := regexp.MustCompile(`whsec_[A-Za-z0-9+/]+=*`)
+	seen := map[string]bool{}
+	for _, e := range x.set.all {
+		for _, s := range secret.FindAll(e.respBody, -1) {
+			if !seen[string(s)] {
+				seen[string(s)] = true
+				sum := sha256.Sum256(fmt.Appendf(nil, "example webhook secret %d", len(seen)))
+				pairs = append(pairs, string(s), "whsec_"+base64.StdEncoding.EncodeToString(sum[:]))
+			}
+		}
+	}
+	r := strings.NewReplacer(pairs...)
+	for _, e := range x.set.all {
+		e.target = r.Replace(e.target)
+		if e.reqBody != nil {
+			e.reqBody = []byte(r.Replace(string(e.reqBody)))
+		}
+		e.respBody = []byte(r.Replace(string(e.respBody)))
+	}
 }

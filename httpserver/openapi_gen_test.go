@@ -35,6 +35,10 @@ type operationDoc struct {
 	library string          // the *payments.Service method the handler runs
 	codes   []payments.Code // the operation's own refusals, besides validation (422)
 	whole   reflect.Type    // the whole 200 body, when it is not the common envelope
+	// name and schema, for a route whose request schema is not a file of its own titled
+	// "Name: METHOD /path": its name, and the file of schema/ that validates it (one shared
+	// by several routes), or none for a route without input (and so without a 422).
+	name, schema string
 }
 
 var operationDocs = map[string]operationDoc{
@@ -52,6 +56,14 @@ var operationDocs = map[string]operationDoc{
 	"GET /api/platform/cross-border/payee/address/{user_id}/{address_id}": {library: "GetPayeeAddress", codes: []payments.Code{payments.CodeNotFound}},
 	"GET /api/platform/cross-border/payee-rules":                          {library: "GetPayeeRules", codes: []payments.Code{payments.CodeNotFound}},
 	"GET /api/platform/cross-border/rates":                                {library: "ExchangeRates"},
+	"POST /api/platform/webhooks/create":                                  {library: "CreateWebhookEndpoint"},
+	"GET /api/platform/webhooks/list":                                     {library: "ListWebhookEndpoints", name: "List Webhook Endpoints"},
+	"DELETE /api/platform/webhooks/delete/{endpoint_id}":                  {library: "DeleteWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Delete Webhook Endpoint", schema: "webhooks_endpoint.json"},
+	"POST /api/platform/webhooks/enable/{endpoint_id}":                    {library: "EnableWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Enable Webhook Endpoint", schema: "webhooks_endpoint.json"},
+	"POST /api/platform/webhooks/rotate-secret/{endpoint_id}":             {library: "RotateWebhookSecret", codes: []payments.Code{payments.CodeNotFound}, name: "Rotate Webhook Secret", schema: "webhooks_endpoint.json"},
+	"GET /api/platform/events/list":                                       {library: "ListEvents"},
+	"GET /api/platform/events/get/{event_id}":                             {library: "GetEvent", codes: []payments.Code{payments.CodeNotFound}},
+	"POST /api/platform/events/resend/{event_id}":                         {library: "ResendEvent", codes: []payments.Code{payments.CodeNotFound, payments.CodeConflict}},
 }
 
 // What each status means, for every route that can answer it.
@@ -81,6 +93,10 @@ var refusalDescriptions = map[string]map[int]string{
 	"POST /api/platform/accounts/add-account": {
 		http.StatusConflict: "The user already has an account with this routing number and account number.",
 	},
+	"POST /api/platform/events/resend/{event_id}": {
+		http.StatusNotFound: "The platform has no such event, or no such endpoint (endpoint_id).",
+		http.StatusConflict: "The endpoint named by endpoint_id is disabled: enable it first.",
+	},
 }
 
 const (
@@ -95,6 +111,7 @@ type openAPIDoc struct {
 	Servers    []any          `json:"servers"`
 	Tags       []any          `json:"tags"`
 	Paths      map[string]any `json:"paths"`
+	Webhooks   map[string]any `json:"webhooks"`
 	Components map[string]any `json:"components"`
 }
 
@@ -114,7 +131,7 @@ type generator struct {
 // buildOpenAPI returns the document, indented, ending in a newline.
 func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 	g := &generator{ex: ex, schemas: map[string]any{}}
-	requests, defs, err := readRequestSchemas()
+	requests, shared, defs, err := readRequestSchemas()
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +150,17 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 			return nil, fmt.Errorf("route %s has no entry in operationDocs", rt.pattern)
 		}
 		req, ok := requests[rt.pattern]
+		if od.name != "" {
+			if ok {
+				return nil, fmt.Errorf("route %s has a request schema of its own and a name in operationDocs", rt.pattern)
+			}
+			req, ok = &requestSchema{name: od.name, doc: map[string]any{}}, true
+			if od.schema != "" {
+				if req, ok = shared[od.schema]; ok {
+					req = &requestSchema{file: req.file, name: od.name, raw: req.raw, doc: req.doc}
+				}
+			}
+		}
 		if !ok {
 			return nil, fmt.Errorf("route %s has no request schema in schema/ (a file titled \"Name: %s\")", rt.pattern, rt.pattern)
 		}
@@ -147,6 +175,19 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 			paths[path] = item
 		}
 		item[strings.ToLower(method)] = op
+	}
+
+	example, err := eventExample(ex)
+	if err != nil {
+		return nil, err
+	}
+	webhooks, err := g.webhooks(example)
+	if err != nil {
+		return nil, err
+	}
+	parameters := sharedParameters()
+	for name, p := range webhookParameters() {
+		parameters[name] = p
 	}
 
 	doc := openAPIDoc{
@@ -168,12 +209,14 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 		Tags: []any{
 			map[string]any{"name": "platform", "description": "Platform endpoints, signed with X-Platform-ID and X-Signature."},
 			map[string]any{"name": "user-api", "description": "The user-API endpoint, with a user's X-Api-Key and X-Api-Secret."},
+			map[string]any{"name": "webhooks", "description": "Events, as the platform's webhook endpoints receive them: signed by the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature)."},
 		},
-		Paths: paths,
+		Paths:    paths,
+		Webhooks: webhooks,
 		Components: map[string]any{
 			"schemas":         g.schemas,
 			"securitySchemes": securitySchemes(),
-			"parameters":      sharedParameters(),
+			"parameters":      parameters,
 			"headers":         sharedHeaders(),
 			"responses":       g.sharedResponses(),
 		},
@@ -189,26 +232,26 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 }
 
 // readRequestSchemas reads schema/: the request files of the API by the route each names
-// in its title ("Create User: POST /api/platform/users/create"), and the shared
-// definitions, with every reference to defs.json rewritten to components/schemas.
-func readRequestSchemas() (map[string]*requestSchema, map[string]any, error) {
+// in its title ("Create User: POST /api/platform/users/create"), the files whose title
+// names no one route (one shared by several) by file name, and the shared definitions,
+// with every reference to defs.json rewritten to components/schemas.
+func readRequestSchemas() (requests, shared map[string]*requestSchema, defs map[string]any, err error) {
 	files := payments.RequestSchemas()
 	names, err := fs.Glob(files, "*.json")
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	requests := map[string]*requestSchema{}
-	var defs map[string]any
+	requests, shared = map[string]*requestSchema{}, map[string]*requestSchema{}
 	for _, file := range names {
 		raw, err := fs.ReadFile(files, file)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		var doc map[string]any
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", file, err)
+			return nil, nil, nil, fmt.Errorf("%s: %w", file, err)
 		}
 		rewriteRefs(doc)
 		if file == "defs.json" {
@@ -219,16 +262,19 @@ func readRequestSchemas() (map[string]*requestSchema, map[string]any, error) {
 		name, rest, ok := strings.Cut(title, ": ")
 		method, _, _ := strings.Cut(rest, " ")
 		if !ok || method == "" || strings.ToUpper(method) != method || !strings.Contains(rest, " /") {
-			continue // not an HTTP request (library and command line only)
+			// Not one HTTP request: library and command line only, or shared by routes
+			// that operationDocs names.
+			shared[file] = &requestSchema{file: file, raw: raw, doc: doc}
+			continue
 		}
 		pattern, note, _ := strings.Cut(rest, ". ")
 		pattern, _, _ = strings.Cut(pattern, "?")
 		requests[pattern] = &requestSchema{file: file, name: name, note: note, raw: raw, doc: doc}
 	}
 	if defs == nil {
-		return nil, nil, fmt.Errorf("schema/defs.json: no $defs")
+		return nil, nil, nil, fmt.Errorf("schema/defs.json: no $defs")
 	}
-	return requests, defs, nil
+	return requests, shared, defs, nil
 }
 
 // rewriteRefs points references to defs.json at the document's components/schemas.
@@ -282,14 +328,25 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 		"operationId": operationID(req.name),
 		"summary":     req.name,
 	}
-	desc := fmt.Sprintf("Library: `Service.%s`. Request schema: `schema/%s`.", od.library, req.file)
+	desc := fmt.Sprintf("Library: `Service.%s`.", od.library)
+	if req.file != "" {
+		desc += fmt.Sprintf(" Request schema: `schema/%s`.", req.file)
+	} else {
+		desc += " Takes no parameters and no body."
+	}
 	if req.note != "" {
 		desc = req.note + " " + desc
 	}
-	if rt.effect == changes {
+	switch {
+	case rt.effect == changes:
 		desc += " Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true)."
-	} else if rt.body == withBody {
+	case rt.effect == changesUnkeyed:
+		desc += " Takes no Idempotency-Key (one sent is ignored): " + unkeyedNotes[rt.pattern]
+	case rt.body == withBody:
 		desc += " Changes nothing: an Idempotency-Key is ignored."
+	}
+	if rt.body == withBody && !bodyRequired(req) {
+		desc += " The body is optional: none is `{}`."
 	}
 	op["description"] = desc
 	if rt.auth == userAPI {
@@ -353,7 +410,7 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 			return nil, fmt.Errorf("no example of a 200")
 		}
 		op["requestBody"] = map[string]any{
-			"required": true,
+			"required": bodyRequired(req),
 			"content": map[string]any{"application/json": map[string]any{
 				"schema":  body,
 				"example": rawJSON(ok.reqBody),
@@ -420,10 +477,12 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 		invalid = map[string]any{"anyOf": []any{ref("ValidationBody"), ref("ErrorEnvelope")}}
 		desc += " " + idempotencyMismatch
 	}
-	if ex[http.StatusUnprocessableEntity] == nil {
-		return nil, fmt.Errorf("no example of a 422")
+	if req.file != "" || rt.effect == changes { // a route without input is never invalid
+		if ex[http.StatusUnprocessableEntity] == nil {
+			return nil, fmt.Errorf("no example of a 422")
+		}
+		responses["422"] = g.response(desc, invalid, ex[http.StatusUnprocessableEntity], nil, false)
 	}
-	responses["422"] = g.response(desc, invalid, ex[http.StatusUnprocessableEntity], nil, false)
 	// What every route of its kind can answer.
 	shared := []string{"401", "413", "429", "500"}
 	if rt.body == withBody {
@@ -437,6 +496,19 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 	}
 	op["responses"] = responses
 	return op, nil
+}
+
+// bodyRequired reports whether a request schema requires its body.
+func bodyRequired(req *requestSchema) bool {
+	required, _ := req.doc["required"].([]any)
+	return slices.Contains(required, any("body"))
+}
+
+// unkeyedNotes say why a route that changes something keeps no Idempotency-Key.
+var unkeyedNotes = map[string]string{
+	"POST /api/platform/webhooks/enable/{endpoint_id}":        "enabling an enabled endpoint changes nothing.",
+	"POST /api/platform/webhooks/rotate-secret/{endpoint_id}": "a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.",
+	"POST /api/platform/events/resend/{event_id}":             "a retry schedules the same deliveries again.",
 }
 
 // response is a response object with its JSON schema and, when one was answered, the
@@ -498,6 +570,9 @@ func (g *generator) schemaOf(t reflect.Type) map[string]any {
 	case reflect.Map:
 		return map[string]any{"type": "object", "additionalProperties": g.schemaOf(t.Elem())}
 	case reflect.String:
+		if enum := typeEnums[t]; enum != nil {
+			return map[string]any{"type": "string", "enum": enum}
+		}
 		return map[string]any{"type": "string"}
 	case reflect.Bool:
 		return map[string]any{"type": "boolean"}
@@ -535,39 +610,83 @@ func (g *generator) ref(t reflect.Type) map[string]any {
 // exported field by its json name; a field without omitempty is always there (required),
 // a pointer without omitempty is null when nil, and a field with omitempty is left out
 // when empty (optional, never null). No property is written that is not a field.
+//
+// A struct embedded without a json name (EventDetail's Event) has its fields written as
+// the embedding struct's own, as encoding/json writes them.
 func (g *generator) structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []any
+	g.fields(t, t, props, &required)
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+// fields adds the properties of t's fields to props, and those always written to
+// required; top is the struct being described (t, or one embedding t).
+func (g *generator) fields(top, t reflect.Type, props map[string]any, required *[]any) {
 	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			g.fields(top, f.Type, props, required)
+			continue
+		}
 		if !f.IsExported() {
 			continue
 		}
 		if f.Anonymous {
 			panic(fmt.Sprintf("openapi: %s embeds %s: not supported", t, f.Type))
 		}
-		tag := f.Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
 		if name == "-" {
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
+		if _, dup := props[name]; dup {
+			panic(fmt.Sprintf("openapi: %s writes %s twice", top, name))
+		}
 		omitempty := strings.Contains(","+opts+",", ",omitempty,")
 		s := g.schemaOf(f.Type)
 		if omitempty && f.Type.Kind() == reflect.Pointer {
 			s = g.schemaOf(f.Type.Elem()) // left out when nil: never null
 		}
+		if enum := fieldEnums[t.Name()+"."+name]; enum != nil {
+			if s["type"] == "array" {
+				s["items"] = map[string]any{"type": "string", "enum": enum}
+			} else {
+				s["enum"] = enum
+			}
+		}
 		props[name] = s
 		if !omitempty {
-			required = append(required, name)
+			*required = append(*required, name)
 		}
 	}
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
+}
+
+// typeEnums are the string types of package payments whose values are a fixed set.
+var typeEnums = map[reflect.Type][]any{
+	reflect.TypeFor[payments.Environment]():    {string(payments.Sandbox), string(payments.Production)},
+	reflect.TypeFor[payments.EndpointStatus](): {string(payments.EndpointEnabled), string(payments.EndpointDisabled)},
+}
+
+// fieldEnums are the string fields (or the strings of an array field) whose values are a
+// fixed set, by "Type.json_name".
+var fieldEnums = map[string][]any{
+	"Event.type":             stringsOf(payments.EventTypes()),
+	"WebhookEndpoint.events": stringsOf(append(payments.EventTypes(), payments.AllEvents)),
+}
+
+func stringsOf(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
 	}
-	return s
+	return out
 }
 
 func securitySchemes() map[string]any {

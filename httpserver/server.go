@@ -1,5 +1,6 @@
 // Package httpserver serves the payments library over HTTP: the fourteen routes of the
-// Platform Payments API, each answering in the contract's JSON envelopes.
+// Platform Payments API and eight of webhooks and events, each answering in the contract's
+// JSON envelopes.
 package httpserver
 
 import (

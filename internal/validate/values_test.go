@@ -46,3 +46,38 @@ func TestCopyValueEqualValues(t *testing.T) {
 		t.Error("an invalid value equals a value")
 	}
 }
+
+type withSlice struct {
+	URL    string
+	Events []string
+}
+
+// A slice field (NewWebhookEndpoint's events) is copied and compared element by element;
+// a nil slice (left out) is not an empty one.
+func TestCopyValueEqualValuesSlices(t *testing.T) {
+	v := withSlice{URL: "https://hooks.example.com/x", Events: []string{"user.created", "card.added"}}
+	c := validate.CopyValue(reflect.ValueOf(v))
+	if !validate.EqualValues(reflect.ValueOf(v), c) {
+		t.Fatal("a copy is not equal to its original")
+	}
+	v.Events[0] = "card.deleted" // through the original's backing array
+	if validate.EqualValues(reflect.ValueOf(v), c) {
+		t.Fatal("the copy changed with its original: it shares the slice's elements")
+	}
+	tests := []struct {
+		name string
+		a, b withSlice
+		want bool
+	}{
+		{"BothNil", withSlice{}, withSlice{}, true},
+		{"NilAndEmpty", withSlice{}, withSlice{Events: []string{}}, false},
+		{"Shorter", withSlice{Events: []string{"a"}}, withSlice{Events: []string{"a", "b"}}, false},
+		{"OtherOrder", withSlice{Events: []string{"a", "b"}}, withSlice{Events: []string{"b", "a"}}, false},
+		{"Same", withSlice{Events: []string{"a", "b"}}, withSlice{Events: []string{"a", "b"}}, true},
+	}
+	for _, tt := range tests {
+		if got := validate.EqualValues(reflect.ValueOf(tt.a), reflect.ValueOf(tt.b)); got != tt.want {
+			t.Errorf("%s: EqualValues = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
