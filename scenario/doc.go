@@ -42,9 +42,13 @@
 // Issues a user-API key for the user and sets $API_KEY and $API_SECRET, for
 // call -api-key $API_KEY -api-secret $API_SECRET.
 //
-//	user verify USER_ID
+//	user verify [-fail -reason TEXT] USER_ID
 //
-// Marks the user identity-verified.
+// Marks the user identity-verified and prints {"user_id", "verified": true}. With -fail
+// -reason TEXT it records instead that the user's verification failed (the event
+// user.verification.failed, with the reason) and prints {"user_id",
+// "verification_failed": true, "reason"}; a verified user stays verified. -fail without
+// -reason, or -reason without -fail, is a usage error.
 //
 //	card add -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //

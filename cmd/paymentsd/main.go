@@ -8,7 +8,7 @@
 //	                          [-log-level info] [-log-format json|text]
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
-//	paymentsd user verify     [-db F] USER_ID
+//	paymentsd user verify     [-db F] [-fail -reason TEXT] USER_ID
 //	paymentsd card add        [-db F] -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID FILE|-
 //	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
