@@ -159,6 +159,29 @@
 // command prints. Secrets are kept once seen, so while a rotated secret is still live a
 // delivery signed under either verifies.
 //
+// The endpoints themselves are set up with paymentsd's commands (the table's, as the
+// administration commands are, done on the database):
+//
+//	webhook add -platform ID -url URL [-events a,b] [-description TEXT]
+//
+// Registers URL as an endpoint of the platform, for the event types -events lists
+// (separated by commas; every type, "*", unless given), prints the endpoint with its
+// secret, which the script then knows, and sets $WEBHOOK_ID and $WEBHOOK_SECRET. The URL
+// and the types are checked as the API checks them: a URL the server refuses (ftp://x)
+// or an unknown type fails with the API's message.
+//
+//	webhook list -platform ID
+//
+// Prints the platform's endpoints, oldest first, as a JSON array on one line, without
+// their secrets.
+//
+//	webhook remove -platform ID ENDPOINT_ID
+//
+// Deletes the endpoint and prints {"id", "deleted": true}; an endpoint the platform does
+// not have fails (not found).
+//
+// The script's receiver:
+//
 //	webhook listen [-fail N] [-status CODE]
 //
 // Starts the receiver and sets $WEBHOOK_URL to its URL (http://127.0.0.1:PORT/hook),
