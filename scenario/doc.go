@@ -42,9 +42,13 @@
 // Issues a user-API key for the user and sets $API_KEY and $API_SECRET, for
 // call -api-key $API_KEY -api-secret $API_SECRET.
 //
-//	user verify USER_ID
+//	user verify [-fail -reason TEXT] USER_ID
 //
-// Marks the user identity-verified.
+// Marks the user identity-verified and prints {"user_id", "verified": true}. With -fail
+// -reason TEXT it records instead that the user's verification failed (the event
+// user.verification.failed, with the reason) and prints {"user_id",
+// "verification_failed": true, "reason"}; a verified user stays verified. -fail without
+// -reason, or -reason without -fail, is a usage error.
 //
 //	card add -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //
@@ -158,6 +162,29 @@
 // the top level or in "data", of any answer to call or of the JSON an administration
 // command prints. Secrets are kept once seen, so while a rotated secret is still live a
 // delivery signed under either verifies.
+//
+// The endpoints themselves are set up with paymentsd's commands (the table's, as the
+// administration commands are, done on the database):
+//
+//	webhook add -platform ID -url URL [-events a,b] [-description TEXT]
+//
+// Registers URL as an endpoint of the platform, for the event types -events lists
+// (separated by commas; every type, "*", unless given), prints the endpoint with its
+// secret, which the script then knows, and sets $WEBHOOK_ID and $WEBHOOK_SECRET. The URL
+// and the types are checked as the API checks them: a URL the server refuses (ftp://x)
+// or an unknown type fails with the API's message.
+//
+//	webhook list -platform ID
+//
+// Prints the platform's endpoints, oldest first, as a JSON array on one line, without
+// their secrets.
+//
+//	webhook remove -platform ID ENDPOINT_ID
+//
+// Deletes the endpoint and prints {"id", "deleted": true}; an endpoint the platform does
+// not have fails (not found).
+//
+// The script's receiver:
 //
 //	webhook listen [-fail N] [-status CODE]
 //

@@ -64,9 +64,9 @@ func CheckResponses(p testscript.Params, check func(resp *http.Response, body []
 
 // Commands returns the script commands of this package by name: the first words of
 // paymentsd's commands in package command's table (platform, apikey, user, card,
-// address, rates, rules, keys, call), and the commands of scenarios alone (webhook
-// listen, expect and count among them). The package
-// documentation describes each.
+// address, rates, rules, keys, webhook, call), and the commands of scenarios alone
+// (webhook listen, expect and count among them, beside the table's webhook add, list and
+// remove). The package documentation describes each.
 func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"restart":  cmdRestart,
@@ -107,23 +107,40 @@ var ownUsages = []string{
 }
 
 // usages holds the usage line of every command, in the order the references present
-// them: the table's administration commands, restart, call, then the rest. It is what a
-// misused command prints, and what the package documentation and docs/scenarios.md must
-// show (a test checks that they do).
+// them: the table's administration commands, restart, call, then the rest, a group of the
+// table's subcommands (webhook add) just before the scenarios' own subcommands of the same
+// command (webhook listen). It is what a misused command prints, and what the package
+// documentation and docs/scenarios.md must show (a test checks that they do).
 var usages = func() []usageLine {
 	var lines []usageLine
 	add := func(line string, sets []command.Export) {
 		name, _, _ := strings.Cut(line, " ")
 		lines = append(lines, usageLine{name, line, sets})
 	}
-	for _, c := range command.Table {
-		if c != command.Call {
-			add(strings.TrimSpace(c.Name+" "+c.Usage), c.Sets)
+	own := map[string]bool{} // the first words of the scenarios' own commands
+	for _, line := range ownUsages {
+		word, _, _ := strings.Cut(line, " ")
+		own[word] = true
+	}
+	// addTable adds the table's commands but call whose first word keep accepts.
+	addTable := func(keep func(word string) bool) {
+		for _, c := range command.Table {
+			word, _, _ := strings.Cut(c.Name, " ")
+			if c != command.Call && keep(word) {
+				add(strings.TrimSpace(c.Name+" "+c.Usage), c.Sets)
+			}
 		}
 	}
+	addTable(func(word string) bool { return !own[word] })
 	add(ownUsages[0], nil) // restart
 	add(command.Call.Name+" "+command.Call.Usage, nil)
+	placed := map[string]bool{}
 	for _, line := range ownUsages[1:] {
+		word, _, _ := strings.Cut(line, " ")
+		if !placed[word] {
+			placed[word] = true
+			addTable(func(w string) bool { return w == word })
+		}
 		add(line, nil)
 	}
 	return lines

@@ -347,7 +347,8 @@ func plural(n int, one, many string) string {
 // webhookSubs are the subcommands of webhook that are scenarios' own.
 var webhookSubs = []string{"listen", "expect", "count"}
 
-// cmdWebhook: webhook listen|expect|count ..., and the table's webhook commands, if any.
+// cmdWebhook: webhook listen|expect|count ..., the scenarios' own, and the table's webhook
+// commands (webhook add, list and remove).
 func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) > 0 {
 		switch args[0] {
@@ -372,7 +373,7 @@ func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
 		what = fmt.Sprintf("unknown subcommand %q", args[0])
 	}
 	ts.Fatalf("webhook: %s: want %s\nusage: %s",
-		what, strings.Join(append(slices.Clone(webhookSubs), tableSubs...), " or "), usageOf("webhook"))
+		what, strings.Join(append(tableSubs, webhookSubs...), " or "), usageOf("webhook"))
 }
 
 // parseInterleaved parses args with fs, flags before, between or after the positional

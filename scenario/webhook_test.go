@@ -217,8 +217,11 @@ func TestWebhookFailures(t *testing.T) {
 			"webhook count: no receiver: run webhook listen first",
 		}},
 		{"unknown", "webhook frob\n", []string{
-			`webhook: unknown subcommand "frob": want listen or expect or count`,
-			"usage: webhook listen [-fail N] [-status CODE]\n" +
+			`webhook: unknown subcommand "frob": want add or list or remove or listen or expect or count`,
+			"usage: webhook add -platform ID -url URL [-events a,b] [-description TEXT]\n" +
+				"       webhook list -platform ID\n" +
+				"       webhook remove -platform ID ENDPOINT_ID\n" +
+				"       webhook listen [-fail N] [-status CODE]\n" +
 				"       webhook expect TYPE [-within DURATION]\n" +
 				"       webhook count TYPE N",
 		}},
@@ -426,16 +429,16 @@ func TestLearnSecrets(t *testing.T) {
 	}
 }
 
-// TestWebhookTableCommands: once the table has webhook commands (webhook add, list and
-// remove are coming), webhook runs them, and the secrets they print, or that an answer
-// they take holds, are learnt. Two made-up entries stand for them here: webhook add
-// prints a secret as an administration command does, webhook rotate hands an answer
-// holding another to the host as call does. The test changes the table, so it does not
-// run in parallel with others.
+// TestWebhookTableCommands: webhook runs the table's webhook commands, and the secrets
+// they print, or that an answer they take holds, are learnt. Two made-up entries stand
+// for them here, with secrets the test knows: webhook make prints a secret as an
+// administration command (webhook add) does, webhook rotate hands an answer holding
+// another to the host as call does. The test changes the table, so it does not run in
+// parallel with others.
 func TestWebhookTableCommands(t *testing.T) {
 	first, second := webhook.NewSecret(), webhook.NewSecret()
 	add := &command.Command{
-		Name: "webhook add", Usage: "-url URL",
+		Name: "webhook make", Usage: "-url URL",
 		Run: func(_ context.Context, x *command.Invocation, _ []string) error {
 			return x.PrintJSON(map[string]string{"id": "e1", "secret": first.Text()})
 		},
@@ -451,7 +454,7 @@ func TestWebhookTableCommands(t *testing.T) {
 	t.Cleanup(func() { command.Table, usages = savedTable, savedUsages })
 	command.Table = append(slices.Clone(savedTable), add, rotate)
 	usages = append(slices.Clone(savedUsages),
-		usageLine{"webhook", "webhook add -url URL", nil}, usageLine{"webhook", "webhook rotate ID", nil})
+		usageLine{"webhook", "webhook make -url URL", nil}, usageLine{"webhook", "webhook rotate ID", nil})
 
 	ev, users := ids(3), ids(1)
 	vars := map[string]string{"EVENT1": ev[0], "EVENT2": ev[1], "EVENT3": ev[2], "USER1": users[0]}
@@ -460,7 +463,7 @@ func TestWebhookTableCommands(t *testing.T) {
 		{id: ev[1], typ: "user.created", userID: users[0], secrets: []webhook.Secret{first, second}},
 		{id: ev[2], typ: "user.created", userID: users[0], secrets: []webhook.Secret{second}},
 	}
-	script := `webhook add -url http://127.0.0.1:1/hook
+	script := `webhook make -url http://127.0.0.1:1/hook
 stdout '"secret":"whsec_'
 webhook rotate e1
 webhook listen
@@ -494,8 +497,8 @@ webhook count user.created 3
 	rt.do(func() { testscript.RunT(rt, webhookParams([]string{file}, webhook.NewSecret(), vars, &sender{})) })
 	log := rt.log()
 	for _, want := range []string{
-		`webhook: unknown subcommand "frob": want listen or expect or count or add or rotate`,
-		"       webhook count TYPE N\n       webhook add -url URL\n       webhook rotate ID",
+		`webhook: unknown subcommand "frob": want add or list or remove or make or rotate or listen or expect or count`,
+		"       webhook count TYPE N\n       webhook make -url URL\n       webhook rotate ID",
 	} {
 		if !rt.failed() || !strings.Contains(log, want) {
 			t.Errorf("webhook frob: the log does not say %q:\n%s", want, log)

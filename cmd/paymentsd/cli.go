@@ -26,19 +26,32 @@ const program = "paymentsd"
 
 // commands is the table Main dispatches on, in the order the help lists them: the shared
 // table of package command (what a scenario runs too) with the commands of paymentsd
-// alone, serve, keys generate and rotate, backup, bench and test.
+// alone, serve, keys generate and rotate, backup, webhook listen (after the table's
+// webhook commands), bench and test.
 var commands = programCommands()
 
 func programCommands() []*command.Command {
 	cmds := []*command.Command{serveCommand}
-	for _, c := range command.Table {
-		if c.Name == "keys status" {
-			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand, backupCommand)
-			continue
+	lastWebhook := -1 // webhook listen follows the table's last webhook command
+	for i, c := range command.Table {
+		if strings.HasPrefix(c.Name, "webhook ") {
+			lastWebhook = i
 		}
-		cmds = append(cmds, c)
 	}
-	return append(cmds, webhookListenCommand, benchCommand, testCommand, openAPICommand, versionCommand)
+	for i, c := range command.Table {
+		switch {
+		case c.Name == "keys status":
+			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand, backupCommand)
+		case i == lastWebhook:
+			cmds = append(cmds, c, webhookListenCommand)
+		default:
+			cmds = append(cmds, c)
+		}
+	}
+	if lastWebhook < 0 {
+		cmds = append(cmds, webhookListenCommand)
+	}
+	return append(cmds, benchCommand, testCommand, openAPICommand, versionCommand)
 }
 
 // Main runs paymentsd with args (without the program name) and returns the exit status:
@@ -120,7 +133,7 @@ func printOverview(w io.Writer) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Summary)
 	}
 	fmt.Fprintf(w, "\nRun '%s COMMAND -h' for a command's flags and arguments.\n", program)
-	fmt.Fprintf(w, "A scenario (%s test) runs the commands from platform create to call, without -db and -url.\n", program)
+	fmt.Fprintf(w, "A scenario (%s test) runs the administration commands of the shared table and call, without -db and -url:\n'%s test -h' lists them.\n", program, program)
 }
 
 // plainError is a failure whose message is printed as it is, without the command prefix.

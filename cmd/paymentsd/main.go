@@ -8,7 +8,7 @@
 //	                          [-log-level info] [-log-format json|text]
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
-//	paymentsd user verify     [-db F] USER_ID
+//	paymentsd user verify     [-db F] [-fail -reason TEXT] USER_ID
 //	paymentsd card add        [-db F] -user USER_ID [-brand visa] [-last4 4242] [-exp 12/2030]
 //	paymentsd address add     [-db F] -user USER_ID -payee PAYEE_ID FILE|-
 //	paymentsd rates set       [-db F] -base USD -payout INR -rate 83.12 [-fixed] [-at 2026-01-02T15:04:05]
@@ -17,20 +17,24 @@
 //	paymentsd keys status     [-db F]
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
 //	paymentsd backup          [-db F] FILE
+//	paymentsd webhook add     [-db F] -platform ID -url URL [-events a,b] [-description TEXT]
+//	paymentsd webhook list    [-db F] -platform ID
+//	paymentsd webhook remove  [-db F] -platform ID ENDPOINT_ID
+//	paymentsd webhook listen  -secret whsec_… [-addr 127.0.0.1:8090] [-tolerance 5m]
 //	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
-//	paymentsd webhook listen  -secret whsec_… [-addr 127.0.0.1:8090] [-tolerance 5m]
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]
 //	paymentsd openapi
 //	paymentsd version         [-json]   (also paymentsd -version)
 //
-// The administration commands (platform create to keys status) and call are the table of
-// package internal/command, which scenarios run too: a scenario line is the same command
-// without -db and -url. A FILE argument may be - for standard input; call's BODY may also
-// be the JSON itself, when it starts with { or [.
+// The administration commands (platform create to keys status; webhook add, list and
+// remove) and call are the table of package internal/command, which scenarios run too: a
+// scenario line is the same command without -db and -url (a scenario's webhook listen is
+// its own receiver, not this one). A FILE argument may be - for standard input; call's
+// BODY may also be the JSON itself, when it starts with { or [.
 //
-// Every command but call, test and keys generate works on the SQLite file named by -db
-// (default payments.db), creating and migrating it on first use; the server and the other
+// Every command but call, test, keys generate and webhook listen works on the SQLite file
+// named by -db (default payments.db), creating and migrating it on first use; the server and the other
 // commands may use one file at the same time. Full account numbers and platform secrets
 // are stored sealed under a data key (base64 of 32 bytes): from -data-key-file FILE, else
 // $PAYMENTS_DATA_KEY, else the file named like the database with .key appended, which the

@@ -75,11 +75,15 @@ func runAPIKeyCreate(ctx context.Context, x *Invocation, args []string) error {
 
 var userVerify = &Command{
 	Name:    "user verify",
-	Summary: "Mark a user identity-verified and print {\"user_id\", \"verified\": true}.",
-	Usage:   "USER_ID",
-	Details: "Verifying a verified user changes nothing and succeeds.",
-	Uses:    UsesDatabase,
-	Run:     runUserVerify,
+	Summary: "Mark a user identity-verified, or with -fail record why verification failed, and print the outcome as JSON.",
+	Usage:   "[-fail -reason TEXT] USER_ID",
+	Details: `Prints {"user_id", "verified": true}; verifying a verified user changes nothing and
+succeeds. With -fail -reason TEXT it records instead that the user's verification failed,
+telling the platform (event user.verification.failed, with the reason), and prints
+{"user_id", "verification_failed": true, "reason"}; nothing else about the user changes: a
+verified user stays verified.`,
+	Uses: UsesDatabase,
+	Run:  runUserVerify,
 }
 
 // verifiedUser is what user verify prints.
@@ -88,10 +92,25 @@ type verifiedUser struct {
 	Verified bool      `json:"verified"`
 }
 
+// failedVerification is what user verify -fail prints.
+type failedVerification struct {
+	UserID uuid.UUID `json:"user_id"`
+	Failed bool      `json:"verification_failed"`
+	Reason string    `json:"reason"`
+}
+
 func runUserVerify(ctx context.Context, x *Invocation, args []string) error {
 	fs := x.FlagSet()
+	fail := fs.Bool("fail", false, "record that the user's verification failed (with -reason) instead of verifying")
+	reason := fs.String("reason", "", "why the verification failed, a `TEXT` the platform is told (with -fail)")
 	if err := x.Parse(fs, args); err != nil {
 		return err
+	}
+	switch {
+	case *fail && *reason == "":
+		return Usagef("-fail requires -reason TEXT")
+	case !*fail && IsSet(fs, "reason"):
+		return Usagef("-reason goes with -fail")
 	}
 	if fs.NArg() != 1 {
 		return Usagef("want exactly one argument, USER_ID; got %d", fs.NArg())
@@ -99,6 +118,13 @@ func runUserVerify(ctx context.Context, x *Invocation, args []string) error {
 	userID, err := parseID("USER_ID", "user", fs.Arg(0))
 	if err != nil {
 		return err
+	}
+	if *fail {
+		return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+			in := payments.VerificationFailure{Reason: *reason}
+			return failedVerification{UserID: userID, Failed: true, Reason: *reason},
+				svc.FailUserVerification(ctx, userID.String(), in)
+		})
 	}
 	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		return verifiedUser{UserID: userID, Verified: true}, svc.VerifyUser(ctx, userID.String())

@@ -64,6 +64,9 @@ var Table = []*Command{
 	ratesSet,
 	rulesLoad,
 	keysStatus,
+	webhookAdd,
+	webhookList,
+	webhookRemove,
 	Call,
 }
 
