@@ -71,6 +71,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 			if e.Status != string(EndpointEnabled) || e.DeletedAt != nil {
 				if err := q.RecordDelivery(ctx, queries.RecordDeliveryParams{
 					State: "failed", Attempts: c.Attempts, Failures: c.Failures, NextAttemptAt: formatTime(now), ID: c.ID,
+					ClaimedAttempts: c.Attempts,
 				}); err != nil {
 					return err
 				}
@@ -188,7 +189,8 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 	}); err != nil {
 		return err
 	}
-	next := queries.RecordDeliveryParams{ID: d.ID, Attempts: d.Attempt, Failures: d.failures + 1, NextAttemptAt: at, State: "failed"}
+	next := queries.RecordDeliveryParams{ID: d.ID, Attempts: d.Attempt, Failures: d.failures + 1, NextAttemptAt: at,
+		State: "failed", ClaimedAttempts: d.Attempt - 1}
 	switch {
 	case r.Succeeded:
 		next.State, next.Failures = "succeeded", 0

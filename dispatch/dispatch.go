@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"sync"
 	"time"
 
@@ -70,6 +71,11 @@ type Options struct {
 	Exclusive bool
 	// Logger receives what goes wrong with the store; default none.
 	Logger *slog.Logger
+	// Confined keeps deliveries to the Allow ranges alone: a URL whose host is not an
+	// address in them (or localhost) fails without a name being resolved or a connection
+	// made. Tests and scenarios set it, so that nothing they run reaches beyond the
+	// machine whatever URL a script registers.
+	Confined bool
 }
 
 // Dispatcher sends the due deliveries of a service.
@@ -111,6 +117,8 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 		client: sender{
 			client:    egress.NewClient(webhook.NewDialer(opts.Allow, opts.Timeout), opts.Timeout),
 			userAgent: "paymentsd/" + version.Get().Version,
+			confined:  opts.Confined,
+			allow:     opts.Allow,
 		},
 		policy: payments.DeliveryPolicy{Schedule: opts.Schedule},
 		// A claim outlives the attempt it is for: the time to send it, and to record it.
@@ -127,14 +135,40 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 type sender struct {
 	client    *http.Client
 	userAgent string
+	confined  bool
+	allow     []netip.Prefix
 }
 
 // post sends the delivery with its signed headers, as JSON, naming the program.
 func (s sender) post(ctx context.Context, d payments.Delivery, now time.Time) egress.Attempt {
+	if s.confined && !s.within(d.URL) {
+		return egress.Attempt{Error: "address refused: deliveries are confined to the allowed ranges"}
+	}
 	h := d.Headers(now)
 	h["Content-Type"] = []string{"application/json"}
 	h["User-Agent"] = []string{s.userAgent}
 	return egress.Post(ctx, s.client, d.URL, h, d.Payload, time.Now)
+}
+
+// within reports whether the URL's host is localhost or an address of the allowed ranges.
+func (s sender) within(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	addr, err := netip.ParseAddr(u.Hostname())
+	if err != nil {
+		return false
+	}
+	for _, p := range s.allow {
+		if p.Contains(addr.Unmap()) {
+			return true
+		}
+	}
+	return false
 }
 
 // Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries

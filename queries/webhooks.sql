@@ -71,9 +71,15 @@ WHERE id IN (
 RETURNING id, event_id, endpoint_id, attempts, failures;
 
 -- name: RecordDelivery :exec
+-- Settles a delivery as its claim left it, unless a resend since (which freed the claim)
+-- or a claim of another dispatcher after the lease ran out (which made an attempt more)
+-- has taken it over; the count of attempts made grows either way.
 UPDATE webhook_deliveries
-SET state = sqlc.arg(state), attempts = sqlc.arg(attempts), failures = sqlc.arg(failures),
-    next_attempt_at = sqlc.arg(next_attempt_at), lease_until = NULL
+SET state = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(state) AS TEXT) ELSE state END,
+    failures = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(failures) AS INTEGER) ELSE failures END,
+    next_attempt_at = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(next_attempt_at) AS TEXT) ELSE next_attempt_at END,
+    lease_until = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN NULL ELSE lease_until END,
+    attempts = CASE WHEN attempts < CAST(sqlc.arg(attempts) AS INTEGER) THEN CAST(sqlc.arg(attempts) AS INTEGER) ELSE attempts END
 WHERE id = sqlc.arg(id);
 
 -- name: CreateAttempt :exec

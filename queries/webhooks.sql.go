@@ -409,25 +409,33 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 
 const recordDelivery = `-- name: RecordDelivery :exec
 UPDATE webhook_deliveries
-SET state = ?1, attempts = ?2, failures = ?3,
-    next_attempt_at = ?4, lease_until = NULL
-WHERE id = ?5
+SET state = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(?1 AS INTEGER) THEN CAST(?2 AS TEXT) ELSE state END,
+    failures = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(?1 AS INTEGER) THEN CAST(?3 AS INTEGER) ELSE failures END,
+    next_attempt_at = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(?1 AS INTEGER) THEN CAST(?4 AS TEXT) ELSE next_attempt_at END,
+    lease_until = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(?1 AS INTEGER) THEN NULL ELSE lease_until END,
+    attempts = CASE WHEN attempts < CAST(?5 AS INTEGER) THEN CAST(?5 AS INTEGER) ELSE attempts END
+WHERE id = ?6
 `
 
 type RecordDeliveryParams struct {
-	State         string
-	Attempts      int64
-	Failures      int64
-	NextAttemptAt string
-	ID            int64
+	ClaimedAttempts int64
+	State           string
+	Failures        int64
+	NextAttemptAt   string
+	Attempts        int64
+	ID              int64
 }
 
+// Settles a delivery as its claim left it, unless a resend since (which freed the claim)
+// or a claim of another dispatcher after the lease ran out (which made an attempt more)
+// has taken it over; the count of attempts made grows either way.
 func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error {
 	_, err := q.exec(ctx, q.recordDeliveryStmt, recordDelivery,
+		arg.ClaimedAttempts,
 		arg.State,
-		arg.Attempts,
 		arg.Failures,
 		arg.NextAttemptAt,
+		arg.Attempts,
 		arg.ID,
 	)
 	return err

@@ -319,7 +319,7 @@ func (st *state) start(opts payments.Options) error {
 	// The dispatcher, as paymentsd serve runs it, sending to the script's receiver.
 	ctx, cancel := context.WithCancel(context.Background())
 	d := st.dispatch
-	d.Exclusive, d.Logger, d.Poll = !pgtest.Enabled(), st.log, 100*time.Millisecond
+	d.Exclusive, d.Logger, d.Poll, d.Confined = !pgtest.Enabled(), st.log, 100*time.Millisecond, true
 	done := make(chan error, 1)
 	go func() { done <- dispatch.New(svc, d).Run(ctx) }()
 	st.stopDispatch = func() { cancel(); <-done }

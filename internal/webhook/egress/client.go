@@ -19,12 +19,14 @@ import (
 func NewClient(dialer *net.Dialer, timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
-			Proxy:                  nil,
-			DialContext:            dialer.DialContext,
-			ForceAttemptHTTP2:      true,
-			DisableCompression:     true,
-			MaxIdleConns:           100,
-			MaxIdleConnsPerHost:    4,
+			Proxy:              nil,
+			DialContext:        dialer.DialContext,
+			ForceAttemptHTTP2:  true,
+			DisableCompression: true,
+			// A busy endpoint keeps a connection for each worker sending to it: one
+			// dialled for every delivery costs more than the delivery.
+			MaxIdleConns:           512,
+			MaxIdleConnsPerHost:    64,
 			IdleConnTimeout:        90 * time.Second,
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  timeout,
