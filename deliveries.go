@@ -31,6 +31,7 @@ type Delivery struct {
 	Attempt    int64  // the number of this attempt, 1 for the first
 	failures   int64
 	secrets    []webhook.Secret // the endpoint's live secrets, newest first
+	failing    bool             // the endpoint's last attempts failed, when claimed
 }
 
 // Failures is how many attempts of the delivery failed since it last succeeded or was
@@ -87,7 +88,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 			}
 			out = append(out, Delivery{
 				ID: c.ID, EventID: c.EventID, EndpointID: c.EndpointID, URL: e.Url, Payload: []byte(payload),
-				Attempt: c.Attempts + 1, failures: c.Failures, secrets: secrets,
+				Attempt: c.Attempts + 1, failures: c.Failures, secrets: secrets, failing: e.FailingSince != nil,
 			})
 		}
 		return nil
@@ -194,7 +195,7 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 	switch {
 	case r.Succeeded:
 		next.State, next.Failures = "succeeded", 0
-		if err := q.RecordDelivery(ctx, next); err != nil {
+		if err := q.RecordDelivery(ctx, next); err != nil || !d.failing {
 			return err
 		}
 		return q.MarkEndpointSucceeding(ctx, d.EndpointID)

@@ -226,7 +226,8 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 	d.prune(ctx)
 	for {
 		if idle > 0 {
-			claimed, err := d.svc.ClaimDeliveries(ctx, idle, d.lease)
+			asked := idle
+			claimed, err := d.svc.ClaimDeliveries(ctx, asked, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
@@ -238,7 +239,17 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 					return // claimed and not sent: due again when the lease ends
 				}
 			}
-			if len(claimed) > 0 {
+			switch {
+			case len(claimed) == asked:
+				continue
+			case len(claimed) > 0:
+				// Events are coming in: let a few milliseconds' worth gather, so that
+				// one claim takes many instead of a transaction each.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(linger):
+				}
 				continue
 			}
 		}
@@ -287,7 +298,9 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 	}
 	for r := range results {
 		batch = append(batch, r)
-		for more := true; more && len(batch) < 256; {
+		// Others finish meanwhile: record what a few milliseconds bring in one go.
+		gather := time.After(linger)
+		for more := true; more && len(batch) < maxRecordBatch; {
 			select {
 			case r, ok := <-results:
 				if !ok {
@@ -295,7 +308,7 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 					break
 				}
 				batch = append(batch, r)
-			default:
+			case <-gather:
 				more = false
 			}
 		}
@@ -303,6 +316,14 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 	}
 	flush()
 }
+
+// linger is how long the dispatcher lets deliveries gather, to claim or record them in
+// one transaction, when some are coming in: far below the latency it adds to nothing
+// (an idle dispatcher claims at once), far above a transaction's cost.
+const linger = 5 * time.Millisecond
+
+// maxRecordBatch bounds the attempts recorded in one transaction.
+const maxRecordBatch = 256
 
 // outcome names what an attempt came to, for the metrics.
 func outcome(r payments.AttemptResult, schedule []time.Duration) string {

@@ -97,9 +97,9 @@ type Querier interface {
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)
 	PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams) (int64, error)
 	PruneEvents(ctx context.Context, arg PruneEventsParams) (int64, error)
-	// Settles a delivery as its claim left it, unless a resend since (which freed the claim)
-	// or a claim of another dispatcher after the lease ran out (which made an attempt more)
-	// has taken it over; the count of attempts made grows either way.
+	// Settles a delivery as its claim left it: unless resent meanwhile (then it is due again,
+	// its schedule restarted), or claimed by another dispatcher after the lease ran out,
+	// which recorded its attempt first. The count of attempts made grows either way.
 	RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error
 	// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
 	// start, the claims of a process that died.

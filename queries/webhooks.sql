@@ -62,7 +62,7 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 -- name: ClaimDeliveries :many
 -- Takes up to max due deliveries for a lease: each is due again when the lease ends,
 -- unless its attempt is recorded first.
-UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until)
+UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
@@ -71,14 +71,15 @@ WHERE id IN (
 RETURNING id, event_id, endpoint_id, attempts, failures;
 
 -- name: RecordDelivery :exec
--- Settles a delivery as its claim left it, unless a resend since (which freed the claim)
--- or a claim of another dispatcher after the lease ran out (which made an attempt more)
--- has taken it over; the count of attempts made grows either way.
+-- Settles a delivery as its claim left it: unless resent meanwhile (then it is due again,
+-- its schedule restarted), or claimed by another dispatcher after the lease ran out,
+-- which recorded its attempt first. The count of attempts made grows either way.
 UPDATE webhook_deliveries
-SET state = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(state) AS TEXT) ELSE state END,
-    failures = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(failures) AS INTEGER) ELSE failures END,
-    next_attempt_at = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(next_attempt_at) AS TEXT) ELSE next_attempt_at END,
-    lease_until = CASE WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN NULL ELSE lease_until END,
+SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(state) AS TEXT) ELSE state END,
+    failures = CASE WHEN resent = 1 THEN 0 WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(failures) AS INTEGER) ELSE failures END,
+    next_attempt_at = CASE WHEN resent = 1 THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN CAST(sqlc.arg(next_attempt_at) AS TEXT) ELSE next_attempt_at END,
+    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN NULL ELSE lease_until END,
+    resent = 0,
     attempts = CASE WHEN attempts < CAST(sqlc.arg(attempts) AS INTEGER) THEN CAST(sqlc.arg(attempts) AS INTEGER) ELSE attempts END
 WHERE id = sqlc.arg(id);
 
@@ -90,7 +91,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?);
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
 VALUES (sqlc.arg(event_id), sqlc.arg(endpoint_id), 'pending', 0, 0, sqlc.arg(due_at))
 ON CONFLICT (event_id, endpoint_id)
-DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL;
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
+    -- An attempt under way keeps its claim; its record leaves the delivery due again.
+    resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END;
 
 -- name: PendingDeliveries :one
 -- How many deliveries wait, and the time of the oldest event among them.

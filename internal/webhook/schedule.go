@@ -77,7 +77,7 @@ func parseDelay(entry string) (time.Duration, error) {
 		case err != nil:
 			return 0, fmt.Errorf("%q is not a whole number of days such as 1d", entry)
 		}
-		d = time.Duration(n) * day
+		d = time.Duration(n) * day // #nosec G115 -- n ≤ MaxInt64/day, checked above
 	} else {
 		var err error
 		if d, err = time.ParseDuration(entry); err != nil {
@@ -111,7 +111,7 @@ func writeDuration(b *strings.Builder, d time.Duration) {
 		b.WriteString("0s")
 		return
 	}
-	u := uint64(d)
+	u := uint64(d) // #nosec G115 -- the bits of d; a negative d is negated below
 	if d < 0 {
 		b.WriteByte('-')
 		u = -u // the magnitude, math.MinInt64's included

@@ -81,7 +81,7 @@ func Post(ctx context.Context, client *http.Client, url string, header map[strin
 	if err == nil {
 		_, _ = ReadBody(resp.Body, 0) // drains what may be drained, and closes
 	} else {
-		resp.Body.Close()
+		_ = resp.Body.Close()
 	}
 
 	switch code := resp.StatusCode; {
@@ -128,7 +128,7 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 		case err != nil:
 			return 0
 		}
-		return time.Duration(n) * time.Second
+		return time.Duration(n) * time.Second // #nosec G115 -- n ≤ maxDuration/time.Second, checked above
 	}
 	t, err := http.ParseTime(value)
 	if err != nil {

@@ -47,6 +47,7 @@ CREATE TABLE webhook_deliveries (
     failures        BIGINT NOT NULL DEFAULT 0,
     next_attempt_at TEXT COLLATE "C" NOT NULL,
     lease_until     TEXT COLLATE "C",
+    resent          BIGINT NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
     CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
     CONSTRAINT webhook_deliveries_event_endpoint_key UNIQUE (event_id, endpoint_id)
 );

@@ -228,6 +228,7 @@ type WebhookDelivery struct {
 	Failures      int64
 	NextAttemptAt string
 	LeaseUntil    *string
+	Resent        int64
 }
 
 type WebhookEndpoint struct {

@@ -61,7 +61,7 @@ UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_sinc
 UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL;
 
 -- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until)
+UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
@@ -71,14 +71,15 @@ WHERE id IN (
 RETURNING id, event_id, endpoint_id, attempts, failures;
 
 -- name: RecordDelivery :exec
--- Settles a delivery as its claim left it, unless a resend since (which freed the claim)
--- or a claim of another dispatcher after the lease ran out (which made an attempt more)
--- has taken it over; the count of attempts made grows either way.
+-- Settles a delivery as its claim left it: unless resent meanwhile (then it is due again,
+-- its schedule restarted), or claimed by another dispatcher after the lease ran out,
+-- which recorded its attempt first. The count of attempts made grows either way.
 UPDATE webhook_deliveries
-SET state = CASE WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(state)::text ELSE state END,
-    failures = CASE WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(failures)::bigint ELSE failures END,
-    next_attempt_at = CASE WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(next_attempt_at)::text ELSE next_attempt_at END,
-    lease_until = CASE WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
+SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(state)::text ELSE state END,
+    failures = CASE WHEN resent = 1 THEN 0 WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(failures)::bigint ELSE failures END,
+    next_attempt_at = CASE WHEN resent = 1 THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(next_attempt_at)::text ELSE next_attempt_at END,
+    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
+    resent = 0,
     attempts = CASE WHEN attempts < sqlc.arg(attempts)::bigint THEN sqlc.arg(attempts)::bigint ELSE attempts END
 WHERE id = sqlc.arg(id);
 
@@ -90,7 +91,9 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8);
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
 VALUES (sqlc.arg(event_id), sqlc.arg(endpoint_id), 'pending', 0, 0, sqlc.arg(due_at))
 ON CONFLICT (event_id, endpoint_id)
-DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL;
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
+    -- An attempt under way keeps its claim; its record leaves the delivery due again.
+    resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END;
 
 -- name: PendingDeliveries :one
 SELECT count(*) AS pending, coalesce(min(e.created_at), '')::text AS oldest

@@ -24,7 +24,7 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 }
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET lease_until = $1
+UPDATE webhook_deliveries SET lease_until = $1, resent = 0
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= $2
@@ -408,10 +408,11 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 
 const recordDelivery = `-- name: RecordDelivery :exec
 UPDATE webhook_deliveries
-SET state = CASE WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $2::text ELSE state END,
-    failures = CASE WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $3::bigint ELSE failures END,
-    next_attempt_at = CASE WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $4::text ELSE next_attempt_at END,
-    lease_until = CASE WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
+SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $2::text ELSE state END,
+    failures = CASE WHEN resent = 1 THEN 0 WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $3::bigint ELSE failures END,
+    next_attempt_at = CASE WHEN resent = 1 THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $4::text ELSE next_attempt_at END,
+    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
+    resent = 0,
     attempts = CASE WHEN attempts < $5::bigint THEN $5::bigint ELSE attempts END
 WHERE id = $6
 `
@@ -425,9 +426,9 @@ type RecordDeliveryParams struct {
 	ID              int64
 }
 
-// Settles a delivery as its claim left it, unless a resend since (which freed the claim)
-// or a claim of another dispatcher after the lease ran out (which made an attempt more)
-// has taken it over; the count of attempts made grows either way.
+// Settles a delivery as its claim left it: unless resent meanwhile (then it is due again,
+// its schedule restarted), or claimed by another dispatcher after the lease ran out,
+// which recorded its attempt first. The count of attempts made grows either way.
 func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error {
 	_, err := q.exec(ctx, q.recordDeliveryStmt, recordDelivery,
 		arg.ClaimedAttempts,
@@ -458,7 +459,9 @@ const resendToEndpoint = `-- name: ResendToEndpoint :exec
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
 VALUES ($1, $2, 'pending', 0, 0, $3)
 ON CONFLICT (event_id, endpoint_id)
-DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at, lease_until = NULL
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
+    -- An attempt under way keeps its claim; its record leaves the delivery due again.
+    resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END
 `
 
 type ResendToEndpointParams struct {

@@ -46,7 +46,8 @@ CREATE TABLE webhook_subscriptions (
 -- One delivery per (event, endpoint). pending: due at next_attempt_at, unless a dispatcher
 -- holds it until lease_until (an instance that dies leaves it due again when the lease
 -- ends); succeeded; failed for good. attempts counts every attempt made; failures, those
--- since the last success or resend: the retry schedule's position.
+-- since the last success or resend: the retry schedule's position. resent marks a resend
+-- made while an attempt was under way: its record leaves the delivery due again.
 CREATE TABLE webhook_deliveries (
     id              INTEGER PRIMARY KEY,
     event_id        TEXT NOT NULL REFERENCES events (id),
@@ -56,6 +57,7 @@ CREATE TABLE webhook_deliveries (
     failures        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at TEXT NOT NULL,
     lease_until     TEXT,
+    resent          INTEGER NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
     UNIQUE (event_id, endpoint_id)
 ) STRICT;
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
