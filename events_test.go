@@ -259,3 +259,55 @@ func TestGlobalEventsGoToSubscribedPlatforms(t *testing.T) {
 		t.Errorf("a platform without endpoints got %q", got)
 	}
 }
+
+func TestEndpointFailingForDaysIsDisabled(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t, payments.Options{WebhookAllow: loopback})
+	p := mustPlatform(t, svc)
+	if _, err := svc.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "http://127.0.0.1:9/x"}); err != nil {
+		t.Fatal(err)
+	}
+	policy := payments.DeliveryPolicy{Schedule: []time.Duration{time.Hour, time.Hour}}
+	start := time.Now()
+	// Failures at the start, 3 days and 5 days later (each a new event, so each is due).
+	for i, at := range []time.Time{start, start.Add(72 * time.Hour), start.Add(payments.DisableAfter)} {
+		mustUser(t, svc, p.PlatformID, "U", "u"+string(rune('a'+i))+"@example.com")
+		claimed, err := svc.ClaimDeliveries(ctx, 10, time.Minute)
+		if err != nil || len(claimed) != 1 {
+			t.Fatalf("claimed %d, %v", len(claimed), err)
+		}
+		if err := svc.RecordAttempts(ctx, []payments.AttemptResult{{Delivery: claimed[0], At: at, StatusCode: 500, Error: "status 500"}}, policy); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := svc.ListWebhookEndpoints(ctx, p.PlatformID)
+		if disabled := list[0].Status == payments.EndpointDisabled; disabled != (i == 2) {
+			t.Fatalf("after failing for %v: %s", at.Sub(start), list[0].Status)
+		}
+	}
+}
+
+func TestPruneEvents(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t, payments.Options{WebhookAllow: loopback})
+	p := mustPlatform(t, svc)
+	if _, err := svc.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "http://127.0.0.1:9/x"}); err != nil {
+		t.Fatal(err)
+	}
+	mustUser(t, svc, p.PlatformID, "U", "u@example.com")
+	claimed, _ := svc.ClaimDeliveries(ctx, 10, time.Minute)
+	if err := svc.RecordAttempts(ctx, []payments.AttemptResult{{Delivery: claimed[0], At: time.Now(), StatusCode: 200, Succeeded: true}}, payments.DeliveryPolicy{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.PruneEvents(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("pruned %d recent events, %v", n, err)
+	}
+	if n, err := svc.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want 1", n, err)
+	}
+	if got := eventTypes(t, svc, p.PlatformID); len(got) != 0 {
+		t.Fatalf("after pruning: %q", got)
+	}
+	if n, _, err := svc.PendingDeliveries(ctx); err != nil || n != 0 {
+		t.Fatalf("pending after pruning: %d, %v", n, err)
+	}
+}

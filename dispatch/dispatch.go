@@ -122,7 +122,7 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 		},
 		policy: payments.DeliveryPolicy{Schedule: opts.Schedule},
 		// A claim outlives the attempt it is for: the time to send it, and to record it.
-		lease: opts.Timeout + 30*time.Second,
+		lease: opts.Timeout + leaseMargin,
 		log:   log,
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payments_webhook_attempts_total",
@@ -316,6 +316,10 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 	}
 	flush()
 }
+
+// leaseMargin is how long a claim outlives its attempt's timeout: ample time to record
+// the attempt; after it, a dispatcher that died has its claims taken by the others.
+const leaseMargin = 10 * time.Second
 
 // linger is how long the dispatcher lets deliveries gather, to claim or record them in
 // one transaction, when some are coming in: far below the latency it adds to nothing

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/internal/pgtest"
@@ -33,7 +36,10 @@ var multiFor = flag.Duration("multi-instance-for", 30*time.Second, "how long Tes
 // answer was a 5xx, every acknowledged object is in the database, each platform's pw_id
 // runs 1..N without a gap, each user with accounts has exactly one default (the one its
 // last acknowledged request made so, when nothing was lost in the kill), and List Users'
-// totalRecords is the number of users in the database.
+// totalRecords is the number of users in the database. Every event of those changes
+// reaches the platform's webhook endpoint at least once, the instances sharing the
+// deliveries; the duplicates (deliveries the killed instance made and did not record) are
+// counted.
 func TestMultiInstance(t *testing.T) {
 	if !pgtest.Enabled() {
 		t.Skipf("needs PostgreSQL: set $%s", pgtest.Env)
@@ -48,7 +54,8 @@ func TestMultiInstance(t *testing.T) {
 
 	// The fixtures only administration commands make, through the library on the same
 	// database: a fourth instance of a kind.
-	admin, err := payments.Open(ctx, dsn, payments.Options{KeyFile: keyFile})
+	admin, err := payments.Open(ctx, dsn, payments.Options{KeyFile: keyFile,
+		WebhookAllow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,6 +64,12 @@ func TestMultiInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	hooks := newHookReceiver(t)
+	endpoint, err := admin.CreateWebhookEndpoint(ctx, platform.PlatformID, payments.NewWebhookEndpoint{URL: hooks.URL + "/hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks.secret = endpoint.Secret
 
 	// paymentsd is this test binary under that name (TestMain's testscript.Main).
 	bin := filepath.Join(t.TempDir(), "paymentsd")
@@ -65,7 +78,7 @@ func TestMultiInstance(t *testing.T) {
 	}
 	var servers []*instance
 	for i := range 3 {
-		srv := startInstance(t, bin, dsn, keyFile, i)
+		srv := startInstance(t, bin, dsn, keyFile, i, "-webhook-allow-cidr", "127.0.0.0/8", "-webhook-timeout", "2s")
 		servers = append(servers, srv)
 	}
 
@@ -130,6 +143,7 @@ func TestMultiInstance(t *testing.T) {
 		t.Fatal("the clients were acknowledged no bank account or no payee bank")
 	}
 	check(t, dsn, platform, servers[0], acked)
+	checkDelivered(t, admin, platform.PlatformID, hooks)
 	for _, srv := range servers[:2] {
 		srv.stop(t)
 	}
@@ -178,7 +192,7 @@ type instance struct {
 	dead bool
 }
 
-func startInstance(t *testing.T, bin, dsn, keyFile string, i int) *instance {
+func startInstance(t *testing.T, bin, dsn, keyFile string, i int, flags ...string) *instance {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -187,7 +201,8 @@ func startInstance(t *testing.T, bin, dsn, keyFile string, i int) *instance {
 	addr := ln.Addr().String()
 	ln.Close()
 	srv := &instance{url: "http://" + addr, log: &syncBuffer{}}
-	srv.cmd = exec.Command(bin, "serve", "-db", dsn, "-data-key-file", keyFile, "-addr", addr, "-log-level", "warn") // #nosec G204 -- the test's own binary
+	args := append([]string{"serve", "-db", dsn, "-data-key-file", keyFile, "-addr", addr, "-log-level", "warn"}, flags...)
+	srv.cmd = exec.Command(bin, args...) // #nosec G204 -- the test's own binary
 	srv.cmd.Stderr = srv.log
 	if err := srv.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -514,5 +529,50 @@ func check(t *testing.T, dsn string, platform payments.PlatformCredentials, srv 
 	}
 	if list.TotalRecords != n {
 		t.Errorf("List Users: totalRecords %d, the database holds %d users", list.TotalRecords, n)
+	}
+}
+
+// checkDelivered waits until every event of the platform has reached the receiver, and
+// reports the events delivered more than once.
+func checkDelivered(t *testing.T, admin *payments.Service, platformID uuid.UUID, hooks *hookReceiver) {
+	t.Helper()
+	var ids []string
+	for after := ""; ; {
+		page, err := admin.ListEvents(context.Background(), platformID, payments.EventQuery{After: after, Limit: "100"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Events {
+			ids = append(ids, e.ID.String())
+		}
+		if !page.HasMore {
+			break
+		}
+		after = ids[len(ids)-1]
+	}
+	start := time.Now()
+	for {
+		got := hooks.received()
+		missing, twice := 0, 0
+		for _, id := range ids {
+			switch n := got[id]; {
+			case n == 0:
+				missing++
+			case n > 1:
+				twice += n - 1
+			}
+		}
+		if missing == 0 {
+			t.Logf("webhooks: %d events, each delivered (%v after the load), %d duplicate deliveries, %d that did not verify",
+				len(ids), time.Since(start).Round(time.Millisecond), twice, hooks.bad)
+			if hooks.bad != 0 {
+				t.Errorf("%d deliveries did not verify", hooks.bad)
+			}
+			return
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatalf("webhooks: %d of %d events not delivered a minute after the load", missing, len(ids))
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
