@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -25,6 +26,9 @@ type host struct {
 	logger *slog.Logger // when set (serve), takes the notes other commands write on stderr
 	store  *store       // set by Flags for a command of the database
 	url    *string      // set by Flags for a command of a server
+	// allow is webhook add's -webhook-allow-cidr, as serve's: the ranges an endpoint may
+	// be at though not public; nil: $PAYMENTS_WEBHOOK_ALLOW_CIDR's.
+	allow []netip.Prefix
 }
 
 var _ command.Host = (*host)(nil)
@@ -64,6 +68,13 @@ func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 	switch c.Uses {
 	case command.UsesDatabase:
 		h.store = storeFlags(fs)
+		if c.Name == "webhook add" {
+			fs.Func("webhook-allow-cidr", "let the endpoint be at an address in `CIDR` although not public, as serve's flag "+
+				"(comma-separated or repeated; default $"+envAllowCIDR+")", func(v string) (err error) {
+				h.allow, err = parseCIDRs(h.allow, v)
+				return err
+			})
+		}
 		return h.store.check
 	case command.UsesServer:
 		h.url = fs.String("url", "", "the server's base `URL`, scheme://host:port; default $"+envURL+
@@ -82,7 +93,31 @@ func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 func (h *host) Usage(c *command.Command) string { return usageLine(c) }
 
 func (h *host) Service(ctx context.Context, fn func(*payments.Service) error) error {
-	return h.withService(ctx, payments.Options{}, fn)
+	allow := h.allow
+	if v := os.Getenv(envAllowCIDR); allow == nil && v != "" {
+		var err error
+		if allow, err = parseCIDRs(nil, v); err != nil {
+			return command.Usagef("$%s: %v", envAllowCIDR, err)
+		}
+	}
+	return h.withService(ctx, payments.Options{WebhookAllow: allow}, fn)
+}
+
+// envAllowCIDR is serve's -webhook-allow-cidr from the environment, which the
+// administration commands honour too: an operator's webhook add accepts what the
+// server it runs beside does.
+const envAllowCIDR = "PAYMENTS_WEBHOOK_ALLOW_CIDR"
+
+// parseCIDRs adds the comma-separated ranges of v to list.
+func parseCIDRs(list []netip.Prefix, v string) ([]netip.Prefix, error) {
+	for _, r := range strings.Split(v, ",") {
+		p, err := netip.ParsePrefix(strings.TrimSpace(r))
+		if err != nil {
+			return list, fmt.Errorf("not a CIDR range: %q", r)
+		}
+		list = append(list, p.Masked())
+	}
+	return list, nil
 }
 
 func (h *host) ReadFile(name string) ([]byte, error) {
