@@ -311,3 +311,49 @@ func TestPruneEvents(t *testing.T) {
 		t.Fatalf("pending after pruning: %d, %v", n, err)
 	}
 }
+
+// A key rotation reseals webhook secrets, the previous one of a rotated secret included;
+// deliveries are signed under both afterwards as before.
+func TestRotateKeysResealsWebhookSecrets(t *testing.T) {
+	ctx := context.Background()
+	path := newDSN(t)
+	oldKey, newKey := payments.NewDataKey(), payments.NewDataKey()
+	old := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}, WebhookAllow: loopback})
+	p := mustPlatform(t, old)
+	first, err := old.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "http://127.0.0.1:9/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := old.RotateWebhookSecret(ctx, p.PlatformID, first.ID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey, oldKey}, WebhookAllow: loopback})
+	if _, err := svc.RotateKeys(ctx, payments.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := svc.DataKeys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.KeyID == oldKey.ID() && (k.Values != 0 || k.RetiredAt == nil) {
+			t.Fatalf("the old key after the rotation: %+v", k)
+		}
+	}
+	svc.Close()
+
+	fresh := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey}, WebhookAllow: loopback})
+	mustUser(t, fresh, p.PlatformID, "Ada", "ada@example.com")
+	claimed, err := fresh.ClaimDeliveries(ctx, 10, time.Minute)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %d, %v", len(claimed), err)
+	}
+	for _, secret := range []string{first.Secret, second.Secret} {
+		if err := payments.VerifyWebhook(secret, claimed[0].Headers(time.Now()), claimed[0].Payload, 0); err != nil {
+			t.Errorf("after the key rotation: %v", err)
+		}
+	}
+}

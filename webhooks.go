@@ -169,9 +169,14 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platfor
 }
 
 // ListWebhookEndpoints returns the platform's endpoints, oldest first, without secrets.
+//
+// Returns CodeNotFound for an unknown platform.
 func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID) ([]WebhookEndpoint, error) {
 	var out []WebhookEndpoint
 	err := s.read(ctx, func(q store.Querier) (err error) {
+		if _, err := q.GetPlatform(ctx, platformID.String()); err != nil {
+			return notFound(err, "Platform not found.")
+		}
 		out, err = s.platformEndpoints(ctx, q, platformID)
 		return err
 	})

@@ -262,3 +262,21 @@ func TestRefusesLoopbackUnlessAllowed(t *testing.T) {
 		t.Fatal("a refused address was reached")
 	}
 }
+
+// A 503 with Retry-After is tried again after it, within [step, 2×step]: here a step of
+// 150ms and Retry-After: 1 (second) make 300ms.
+func TestRetryAfterIsHonouredWithinBounds(t *testing.T) {
+	w := newWorld(t, dispatch.Options{Schedule: []time.Duration{150 * time.Millisecond}})
+	r := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(503)
+		}
+	})
+	w.endpoint(t, r.URL)
+	w.user(t)
+	got := r.wait(t, 2, 10*time.Second)
+	if gap := got[1].at.Sub(got[0].at); gap < 280*time.Millisecond || gap > 900*time.Millisecond {
+		t.Fatalf("retried %v after a 503 with Retry-After: 1 and a step of 150ms, want about 300ms", gap)
+	}
+}

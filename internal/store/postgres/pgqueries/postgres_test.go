@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -58,12 +60,19 @@ func openSchema(t *testing.T) *sql.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	migration, err := os.ReadFile("../migrations/0001_init.sql")
+	files, err := filepath.Glob("../migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, string(migration)); err != nil {
-		t.Fatalf("../migrations/0001_init.sql: %v", err)
+	sort.Strings(files)
+	for _, f := range files {
+		migration, err := os.ReadFile(f) // #nosec G304 -- the package's own migrations
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, string(migration)); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 	return db
 }
