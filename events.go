@@ -15,25 +15,25 @@ import (
 
 // Event types: one per operation that changes something, named as what happened.
 const (
-	EventUserCreated              = "user.created"
-	EventUserVerificationSucceded = "user.verification.succeeded"
-	EventUserVerificationFailed   = "user.verification.failed"
-	EventBankAccountAdded         = "bank_account.added"
-	EventCardAdded                = "card.added"
-	EventCardDeleted              = "card.deleted"
-	EventPayeeCreated             = "payee.created"
-	EventPayeeUpdated             = "payee.updated"
-	EventPayeeBankAdded           = "payee_bank.added"
-	EventPayeeBankDeleted         = "payee_bank.deleted"
-	EventPayeeAddressAdded        = "payee_address.added"
-	EventExchangeRateUpdated      = "exchange_rate.updated"
-	EventPayeeRulesUpdated        = "payee_rules.updated"
+	EventUserCreated               = "user.created"
+	EventUserVerificationSucceeded = "user.verification.succeeded"
+	EventUserVerificationFailed    = "user.verification.failed"
+	EventBankAccountAdded          = "bank_account.added"
+	EventCardAdded                 = "card.added"
+	EventCardDeleted               = "card.deleted"
+	EventPayeeCreated              = "payee.created"
+	EventPayeeUpdated              = "payee.updated"
+	EventPayeeBankAdded            = "payee_bank.added"
+	EventPayeeBankDeleted          = "payee_bank.deleted"
+	EventPayeeAddressAdded         = "payee_address.added"
+	EventExchangeRateUpdated       = "exchange_rate.updated"
+	EventPayeeRulesUpdated         = "payee_rules.updated"
 )
 
 // EventTypes returns every event type, in the order the documentation lists them.
 func EventTypes() []string {
 	return []string{
-		EventUserCreated, EventUserVerificationSucceded, EventUserVerificationFailed,
+		EventUserCreated, EventUserVerificationSucceeded, EventUserVerificationFailed,
 		EventBankAccountAdded, EventCardAdded, EventCardDeleted,
 		EventPayeeCreated, EventPayeeUpdated, EventPayeeBankAdded, EventPayeeBankDeleted,
 		EventPayeeAddressAdded, EventExchangeRateUpdated, EventPayeeRulesUpdated,

@@ -8,6 +8,10 @@
 // thin layer over these methods; the engines are packages under internal/store, behind
 // the contract of package store.
 //
+// Every operation that changes something writes its event in the same transaction
+// (events.go): a platform lists them, and receives them at its webhook endpoints through
+// the dispatcher of package dispatch.
+//
 // What changes a call is written where the call is: a write runs at most once per
 // idempotency key when made through a service scoped to the key,
 // svc.Idempotent(idem).CreateUser(ctx, platformID, in), which reports in idem whether its

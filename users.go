@@ -259,13 +259,14 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 	}
 	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		u, err := q.GetUser(ctx, uid)
-		if err != nil || u.VerifiedAt != nil {
+		if err != nil {
 			return notFound(err, "User not found.")
 		}
-		if _, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))}); err != nil {
+		// Only the call that verifies tells of it, however many run at once.
+		if n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))}); err != nil || n == 0 {
 			return err
 		}
-		return s.emitUser(ctx, q, u, EventUserVerificationSucceded, EventData{Object: EventObject{Type: "user", ID: uid}})
+		return s.emitUser(ctx, q, u, EventUserVerificationSucceeded, EventData{Object: EventObject{Type: "user", ID: uid}})
 	})
 }
 

@@ -29,7 +29,7 @@ type eventDoc struct {
 // when one is missing).
 var eventDocs = []eventDoc{
 	{payments.EventUserCreated, "A user was created (Create User).", "user", nil, nil, nil},
-	{payments.EventUserVerificationSucceded, "A user's identity was verified (an operator's `paymentsd user verify`): their bank accounts can be read.", "user", nil, nil, nil},
+	{payments.EventUserVerificationSucceeded, "A user's identity was verified (an operator's `paymentsd user verify`): their bank accounts can be read.", "user", nil, nil, nil},
 	{payments.EventUserVerificationFailed, "A user's identity verification failed (an operator's `paymentsd user verify -fail`); data.reason says why.", "user", nil, []string{"reason"}, nil},
 	{payments.EventBankAccountAdded, "A bank account was added for a user (Add Bank Account).", "bank_account", []string{"user_id"}, nil, nil},
 	{payments.EventCardAdded, "A card was saved for a user (an operator's `paymentsd card add`).", "card", []string{"user_id"}, nil, nil},

@@ -127,6 +127,7 @@ type Querier interface {
 	SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error)
 	SubscribedPlatforms(ctx context.Context, type_ string) ([]SubscribedPlatformsRow, error)
 	UserHasDefaultAccount(ctx context.Context, userID string) (bool, error)
+	// Verifies an unverified user: none affected for a user verified already (or unknown).
 	VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error)
 	WebhookPreviousSecretsAfter(ctx context.Context, arg WebhookPreviousSecretsAfterParams) ([]WebhookPreviousSecretsAfterRow, error)
 	WebhookSecretsAfter(ctx context.Context, arg WebhookSecretsAfterParams) ([]WebhookSecretsAfterRow, error)

@@ -32,6 +32,7 @@ ORDER BY pw_id
 LIMIT sqlc.arg(page_size)::bigint;
 
 -- name: VerifyUser :execrows
+-- Verifies an unverified user: none affected for a user verified already (or unknown).
 UPDATE users
-SET verified_at = coalesce(verified_at, sqlc.arg(verified_at))
-WHERE id = sqlc.arg(id);
+SET verified_at = sqlc.arg(verified_at)
+WHERE id = sqlc.arg(id) AND verified_at IS NULL;

@@ -213,8 +213,8 @@ func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([
 
 const verifyUser = `-- name: VerifyUser :execrows
 UPDATE users
-SET verified_at = coalesce(verified_at, $1)
-WHERE id = $2
+SET verified_at = $1
+WHERE id = $2 AND verified_at IS NULL
 `
 
 type VerifyUserParams struct {
@@ -222,6 +222,7 @@ type VerifyUserParams struct {
 	ID         string
 }
 
+// Verifies an unverified user: none affected for a user verified already (or unknown).
 func (q *Queries) VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error) {
 	result, err := q.exec(ctx, q.verifyUserStmt, verifyUser, arg.VerifiedAt, arg.ID)
 	if err != nil {
