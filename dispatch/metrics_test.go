@@ -54,8 +54,13 @@ func TestCollectors(t *testing.T) {
 		pending   = "payments_webhook_deliveries_pending"
 		oldest    = "payments_webhook_oldest_pending_seconds"
 	)
-	if m := gather(t, reg); m[pending] != 0 || m[oldest] != 0 {
-		t.Errorf("before any event: %s %v, %s %v, want 0 and 0", pending, m[pending], oldest, m[oldest])
+	// Before any event: every series there, at 0.
+	m := gather(t, reg)
+	for _, name := range []string{succeeded, retrying, `payments_webhook_attempts_total{outcome="failed"}`,
+		`payments_webhook_attempts_total{outcome="gone"}`, pending, oldest} {
+		if v, ok := m[name]; !ok || v != 0 {
+			t.Errorf("before any event: %s %v (present %v), want 0", name, v, ok)
+		}
 	}
 
 	ok, failing := newReceiver(t, status(200)), newReceiver(t, status(500))
@@ -66,7 +71,6 @@ func TestCollectors(t *testing.T) {
 	failing.wait(t, 1, 10*time.Second)
 
 	// The attempts are counted once recorded, after the receivers have answered.
-	var m map[string]float64
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		m = gather(t, reg)
 		if m[succeeded]+m[retrying] >= 2 || time.Now().After(deadline) {
