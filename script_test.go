@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -18,20 +19,21 @@ import (
 
 // TestScripts runs the end-to-end scenarios in testdata/*.txtar against the real
 // handler and database (see package scenario for the commands), and checks every answer
-// they receive against openapi.json.
+// they receive, and every webhook delivery, against openapi.json.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, checkedParams(t, "testdata"))
 }
 
 // TestExamples runs the scenarios the README and docs/scenarios.md show testers, in
-// testdata/examples, and checks every answer against openapi.json.
+// testdata/examples, and checks every answer and delivery against openapi.json.
 func TestExamples(t *testing.T) {
 	testscript.Run(t, checkedParams(t, "testdata/examples"))
 }
 
 // TestScenarioCheckRejects: the check of the scenarios' answers can fail. Against a
 // document whose User lacks a property the server writes, the same example scenarios'
-// answers are refused (counted here rather than failing the scripts).
+// answers are refused (counted here rather than failing the scripts); against one whose
+// webhook events lack one, the webhook scenario's deliveries are.
 func TestScenarioCheckRejects(t *testing.T) {
 	var doc map[string]any
 	if err := json.Unmarshal(payments.OpenAPI(), &doc); err != nil {
@@ -62,6 +64,33 @@ func TestScenarioCheckRejects(t *testing.T) {
 	if _, _, refused := tally.Counts(); refused == 0 {
 		t.Error("no answer refused by a document whose User lacks phone")
 	}
+
+	// The deliveries of the webhook scenario are refused by a document whose events lack
+	// their environment.
+	if err := json.Unmarshal(payments.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, entry := range doc["webhooks"].(map[string]any) {
+		body := entry.(map[string]any)["post"].(map[string]any)["requestBody"].(map[string]any)
+		schema := body["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		delete(schema["properties"].(map[string]any), "environment")
+		schema["required"] = slices.DeleteFunc(schema["required"].([]any), func(v any) bool { return v == "environment" })
+	}
+	dropExamples(doc) // the events' examples are refused too
+	if mutated, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if tally, err = openapicheck.NewTally(mutated, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("webhooks", func(t *testing.T) {
+		p := scenario.Params("")
+		p.Files = []string{filepath.Join("testdata", "webhooks_delivery.txtar")}
+		testscript.Run(t, scenario.CheckDeliveries(p, tally.CheckDelivery))
+	})
+	if checked, refused := tally.DeliveryCounts(); checked == 0 || refused != checked {
+		t.Errorf("%d of %d deliveries refused by a document whose events lack environment, want all", refused, checked)
+	}
 }
 
 // dropExamples removes every example member of a document.
@@ -79,10 +108,12 @@ func dropExamples(node any) {
 	}
 }
 
-// checkedParams runs the scenarios in dir with every answer checked against openapi.json,
-// and fails the test when the whole directory ran and no answer was checked (the check
-// was not wired). A filtered run (go test -run 'TestScripts/NAME') may check none: a
-// scenario of the command line alone sends no request.
+// checkedParams runs the scenarios in dir with every answer, and every webhook delivery
+// their receivers get, checked against openapi.json (its paths, and its webhooks
+// section), and fails the test when the whole directory ran and no answer was checked,
+// or no delivery although a scenario expects one (webhook expect): the check was not
+// wired. A filtered run (go test -run 'TestScripts/NAME') may check none: a scenario of
+// the command line alone sends no request.
 func checkedParams(t *testing.T, dir string) testscript.Params {
 	tally, err := openapicheck.NewTally(payments.OpenAPI(), false)
 	if err != nil {
@@ -92,8 +123,17 @@ func checkedParams(t *testing.T, dir string) testscript.Params {
 	if err != nil {
 		t.Fatal(err)
 	}
+	expectsDeliveries := false
+	for _, file := range scripts {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectsDeliveries = expectsDeliveries || regexp.MustCompile(`(?m)^\s*webhook expect `).Match(text)
+	}
 	var ran atomic.Int64
 	p := scenario.CheckResponses(scenario.Params(dir), tally.Check)
+	p = scenario.CheckDeliveries(p, tally.CheckDelivery)
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		ran.Add(1)
@@ -104,9 +144,15 @@ func checkedParams(t *testing.T, dir string) testscript.Params {
 	}
 	t.Cleanup(func() {
 		checked, outside, _ := tally.Counts()
-		t.Logf("openapi.json: %d answers checked, %d outside the API's operations, in %d of %d scenarios", checked, outside, ran.Load(), len(scripts))
-		if checked == 0 && ran.Load() == int64(len(scripts)) && !t.Failed() {
+		delivered, _ := tally.DeliveryCounts()
+		t.Logf("openapi.json: %d answers checked, %d outside the API's operations, %d webhook deliveries checked, in %d of %d scenarios",
+			checked, outside, delivered, ran.Load(), len(scripts))
+		all := ran.Load() == int64(len(scripts))
+		if checked == 0 && all && !t.Failed() {
 			t.Error("no answer was checked against openapi.json")
+		}
+		if delivered == 0 && expectsDeliveries && all && !t.Failed() {
+			t.Error("no webhook delivery was checked against openapi.json, though a scenario expects one (webhook expect)")
 		}
 	})
 	return p

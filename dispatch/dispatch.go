@@ -111,7 +111,7 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Dispatcher{
+	d := &Dispatcher{
 		svc:  svc,
 		opts: opts,
 		client: sender{
@@ -129,7 +129,16 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 			Help: "Webhook delivery attempts, by outcome: succeeded, retrying (failed, tried again later), failed (for good), gone (410: the endpoint is disabled).",
 		}, []string{"outcome"}),
 	}
+	// Every outcome is shown from the start, at 0, rather than from its first attempt:
+	// the counter is there to scrape and alert on before anything is sent.
+	for _, o := range outcomes {
+		d.attempts.WithLabelValues(o)
+	}
+	return d
 }
+
+// outcomes are the values of the attempts counter's outcome label.
+var outcomes = []string{"succeeded", "retrying", "failed", "gone"}
 
 // sender posts deliveries with the guarded client.
 type sender struct {

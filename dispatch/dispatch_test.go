@@ -79,8 +79,9 @@ func status(code int) func(int, http.ResponseWriter) {
 
 // world is a service with a platform, its dispatcher running.
 type world struct {
-	svc      *payments.Service
-	platform uuid.UUID
+	svc        *payments.Service
+	platform   uuid.UUID
+	dispatcher *dispatch.Dispatcher
 }
 
 func newWorld(t testing.TB, opts dispatch.Options) world {
@@ -106,9 +107,10 @@ func newWorld(t testing.TB, opts dispatch.Options) world {
 	opts.Exclusive, opts.Confined = !pgtest.Enabled(), len(opts.Allow) > 0
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- dispatch.New(svc, opts).Run(runCtx) }()
+	d := dispatch.New(svc, opts)
+	go func() { done <- d.Run(runCtx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return world{svc: svc, platform: p.PlatformID}
+	return world{svc: svc, platform: p.PlatformID, dispatcher: d}
 }
 
 func (w world) endpoint(t testing.TB, url string, events ...string) payments.WebhookEndpoint {

@@ -62,6 +62,30 @@ func CheckResponses(p testscript.Params, check func(resp *http.Response, body []
 	return p
 }
 
+// CheckDeliveries returns p with check run on every webhook delivery a script's receiver
+// (webhook listen) gets, with the delivery's request headers and body, as it arrives. A
+// delivery check fails the script at its next webhook command (of any subcommand, with or
+// without "!"), or at the end of the script when no webhook command follows, naming the
+// delivery. The module's own tests check every delivery against openapi.json's webhooks
+// section this way.
+func CheckDeliveries(p testscript.Params, check func(header http.Header, body []byte) error) testscript.Params {
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if setup != nil {
+			if err := setup(env); err != nil {
+				return err
+			}
+		}
+		st, ok := env.Values[stateKey{}].(*state)
+		if !ok {
+			return fmt.Errorf("scenario: CheckDeliveries needs the parameters of Params")
+		}
+		st.webhooks.setCheck(check)
+		return nil
+	}
+	return p
+}
+
 // Commands returns the script commands of this package by name: the first words of
 // paymentsd's commands in package command's table (platform, apikey, user, card,
 // address, rates, rules, keys, webhook, call), and the commands of scenarios alone
@@ -262,8 +286,16 @@ func setup(env *testscript.Env) error {
 			Timeout:  5 * time.Second,
 		},
 	}
-	env.Defer(st.webhooks.close) // after the server stops (deferred below), so last
 	t := env.T()
+	// After the server stops (deferred below), so last: the receiver stops, and a
+	// delivery refused by CheckDeliveries' check that no webhook command reported fails
+	// the script.
+	env.Defer(func() {
+		st.webhooks.close()
+		if msg := st.webhooks.refused(); msg != "" {
+			t.Fatal("at the end of the script: " + msg)
+		}
+	})
 	if pgtest.Enabled() {
 		// A schema of its own in the PostgreSQL database, dropped when the script ends,
 		// and the data key in the work directory rather than the working one.

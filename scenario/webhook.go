@@ -50,6 +50,10 @@ type delivery struct {
 	why      string
 	status   int  // the status the receiver answered
 	taken    bool // a webhook expect has returned it
+	// checkErr is what CheckDeliveries' check said of it; reported, that a command
+	// failed the script with it.
+	checkErr error
+	reported bool
 }
 
 // webhooks is a script's webhook side: the secrets it has seen and its receiver. The
@@ -65,6 +69,8 @@ type webhooks struct {
 	got     []*delivery
 	// arrived is closed, and replaced, when a delivery arrives or a secret is learned.
 	arrived chan struct{}
+	// check, when set, checks every delivery as it arrives (CheckDeliveries).
+	check func(header http.Header, body []byte) error
 }
 
 func newWebhooks() *webhooks {
@@ -210,6 +216,12 @@ func (w *webhooks) receive(rw http.ResponseWriter, req *http.Request) {
 		body:   body,
 	}
 	d.typ, d.id = eventOf(body, req.Header)
+	w.mu.Lock()
+	check := w.check
+	w.mu.Unlock()
+	if check != nil {
+		d.checkErr = check(d.header.Clone(), body)
+	}
 
 	w.mu.Lock()
 	w.verify(d)
@@ -245,6 +257,50 @@ func eventOf(body []byte, header http.Header) (typ, id string) {
 		id = header.Get(webhook.HeaderID)
 	}
 	return typ, id
+}
+
+// setCheck sets the check of every delivery (CheckDeliveries).
+func (w *webhooks) setCheck(check func(header http.Header, body []byte) error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.check = check
+}
+
+// refused returns a failure message naming the first delivery the check refused that no
+// command has reported yet, with what the check said and the body, and how many more were
+// refused; "" when there is none. Every refused delivery is reported from then on.
+func (w *webhooks) refused() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var first *delivery
+	more := 0
+	for _, d := range w.got {
+		if d.checkErr == nil || d.reported {
+			continue
+		}
+		d.reported = true
+		if first == nil {
+			first = d
+		} else {
+			more++
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	msg := fmt.Sprintf("webhook delivery refused by the check of deliveries\n    delivery: %s\n    error:    %s\n    body:\n%s",
+		w.describe(first), first.checkErr, showBody(first.body))
+	if more > 0 {
+		msg += fmt.Sprintf("\n    and %d more deliver%s refused", more, plural(more, "y", "ies"))
+	}
+	return msg
+}
+
+// failRefused fails the script when the check refused a delivery not yet reported.
+func (w *webhooks) failRefused(ts *testscript.TestScript) {
+	if msg := w.refused(); msg != "" {
+		ts.Fatalf("%s", msg)
+	}
 }
 
 // find returns the oldest verified delivery of typ that no webhook expect has returned,
@@ -350,6 +406,7 @@ var webhookSubs = []string{"listen", "expect", "count"}
 // cmdWebhook: webhook listen|expect|count ..., the scenarios' own, and the table's webhook
 // commands (webhook add, list and remove).
 func cmdWebhook(ts *testscript.TestScript, neg bool, args []string) {
+	getState(ts).webhooks.failRefused(ts)
 	if len(args) > 0 {
 		switch args[0] {
 		case "listen":
@@ -430,6 +487,7 @@ func cmdWebhookExpect(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s: no receiver: run webhook listen first", name)
 	}
 	d := w.await(typ, *within, !neg)
+	w.failRefused(ts) // what arrived meanwhile
 	switch {
 	case neg && d != nil:
 		ts.Fatalf("%s: unexpected verified %s delivery within %v\n%s", name, typ, *within, w.received())

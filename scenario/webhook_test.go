@@ -257,6 +257,96 @@ func TestWebhookFailures(t *testing.T) {
 	}
 }
 
+// TestCheckDeliveries: CheckDeliveries' check sees every delivery; one it refuses fails
+// the script at its next webhook command, or at its end, naming the delivery.
+func TestCheckDeliveries(t *testing.T) {
+	known, other := webhook.NewSecret(), webhook.NewSecret()
+	ev, users := ids(2), ids(1)
+	vars := map[string]string{"EVENT1": ev[0], "EVENT2": ev[1], "USER1": users[0]}
+	// A user.created under another secret, then a user.deleted under the known one: the
+	// check refuses the user.deleted.
+	events := []event{
+		{id: ev[0], typ: "user.created", userID: users[0], secrets: []webhook.Secret{other}},
+		{id: ev[1], typ: "user.deleted", userID: users[0], secrets: []webhook.Secret{known}},
+	}
+	var mu sync.Mutex
+	var seen []string // the webhook-id of each delivery checked
+	check := func(header http.Header, body []byte) error {
+		mu.Lock()
+		seen = append(seen, header.Get(webhook.HeaderID))
+		mu.Unlock()
+		if strings.Contains(string(body), `"user.deleted"`) {
+			return fmt.Errorf("no such event type as user.deleted")
+		}
+		return nil
+	}
+	run := func(t *testing.T, script string, check func(http.Header, []byte) error) (log string, failed bool) {
+		t.Helper()
+		mu.Lock()
+		seen = nil
+		mu.Unlock()
+		file := filepath.Join(t.TempDir(), "check.txtar")
+		if err := os.WriteFile(file, []byte(script), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		snd := &sender{events: events}
+		rt := &recordT{}
+		rt.do(func() { testscript.RunT(rt, CheckDeliveries(webhookParams([]string{file}, known, vars, snd), check)) })
+		return rt.log(), rt.failed()
+	}
+	refused := []string{
+		"webhook delivery refused by the check of deliveries",
+		`delivery: 2. +`, `POST user.deleted, webhook-id "` + ev[1] + `", verified, answered 200`,
+		"error:    no such event type as user.deleted",
+		`"type": "user.deleted"`,
+	}
+	for _, c := range []struct {
+		name, script string
+		want         []string
+	}{
+		// The refused delivery arrives while webhook expect waits for it.
+		{"at_the_command", "webhook listen\nwebhook expect user.deleted\n", refused},
+		// It arrives before the next command, whatever that command is.
+		{"at_the_next", "webhook listen\nexec sleep 0.3\n! webhook count user.created 5\n",
+			append([]string{"check.txtar:3: webhook delivery refused"}, refused...)},
+		// No webhook command follows it.
+		{"at_the_end", "webhook listen\nexec sleep 0.3\n", append([]string{"at the end of the script: "}, refused...)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			log, failed := run(t, c.script, check)
+			if !failed {
+				t.Fatalf("the script passed:\n%s", log)
+			}
+			for _, want := range c.want {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log does not say %q:\n%s", want, log)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(seen, []string{ev[0], ev[1]}) {
+				t.Errorf("checked the deliveries %q, want %q", seen, []string{ev[0], ev[1]})
+			}
+		})
+	}
+	t.Run("passes", func(t *testing.T) {
+		log, failed := run(t, "webhook listen\nwebhook expect user.deleted\n", func(header http.Header, _ []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, header.Get(webhook.HeaderID))
+			return nil
+		})
+		if failed {
+			t.Fatalf("the script failed:\n%s", log)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) != 2 {
+			t.Errorf("checked %d deliveries, want 2", len(seen))
+		}
+	})
+}
+
 // recordT is testscript's T for a script expected to fail: it records the log and the
 // outcome instead of failing the test.
 type recordT struct {
