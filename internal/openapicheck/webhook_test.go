@@ -55,7 +55,7 @@ func validEvents() map[string]payments.Event {
 	changed := []string{"name", "email"}
 	data := map[string]payments.EventData{
 		payments.EventUserCreated:              {Object: user},
-		payments.EventUserVerificationSucceded: {Object: user},
+		payments.EventUserVerificationSucceeded: {Object: user},
 		payments.EventUserVerificationFailed:   {Object: user, Reason: "Document expired."},
 		payments.EventBankAccountAdded:         {Object: owned("bank_account")},
 		payments.EventCardAdded:                {Object: owned("card")},
