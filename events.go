@@ -106,12 +106,9 @@ func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, 
 		return err
 	}
 	at := formatTime(ev.Timestamp)
-	if err := q.CreateEvent(ctx, queries.CreateEventParams{
+	n, err := q.RecordEvent(ctx, queries.CreateEventParams{
 		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
-	}); err != nil {
-		return err
-	}
-	n, err := q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: ev.ID.String(), DueAt: at, PlatformID: platformID, Type: typ})
+	})
 	if n > 0 {
 		s.due.Store(true)
 	}

@@ -24,6 +24,11 @@ type Querier interface {
 	// user's default account run one after the other. An engine whose writes never run
 	// side by side (SQLite) does nothing.
 	LockUser(ctx context.Context, userID string) error
+	// RecordEvent writes the event and, due at the event's time, a pending delivery of
+	// it to each enabled endpoint of its platform subscribed to its type, and returns how
+	// many deliveries it wrote: CreateEvent and FanOutEvent, which an engine where a
+	// statement costs a round trip (PostgreSQL) runs as one.
+	RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error)
 }
 
 // Store is an open database.

@@ -64,6 +64,14 @@ type querier struct{ *queries.Queries }
 
 func (querier) LockUser(context.Context, string) error { return nil }
 
+// RecordEvent runs CreateEvent and FanOutEvent: in process, two statements cost little.
+func (q querier) RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error) {
+	if err := q.CreateEvent(ctx, e); err != nil {
+		return 0, err
+	}
+	return q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: e.ID, DueAt: e.CreatedAt, PlatformID: e.PlatformID, Type: e.Type})
+}
+
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 

@@ -126,6 +126,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.disableWebhookEndpointStmt, err = db.PrepareContext(ctx, disableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query DisableWebhookEndpoint: %w", err)
 	}
+	if q.emitEventStmt, err = db.PrepareContext(ctx, emitEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query EmitEvent: %w", err)
+	}
 	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
 	}
@@ -476,6 +479,11 @@ func (q *Queries) Close() error {
 	if q.disableWebhookEndpointStmt != nil {
 		if cerr := q.disableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.emitEventStmt != nil {
+		if cerr := q.emitEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing emitEventStmt: %w", cerr)
 		}
 	}
 	if q.enableWebhookEndpointStmt != nil {
@@ -846,6 +854,7 @@ type Queries struct {
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	deleteWebhookEndpointStmt           *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
+	emitEventStmt                       *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
 	fanOutEventStmt                     *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
@@ -945,6 +954,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
+		emitEventStmt:                       q.emitEventStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
 		fanOutEventStmt:                     q.fanOutEventStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,

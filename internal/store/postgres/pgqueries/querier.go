@@ -56,6 +56,8 @@ type Querier interface {
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
+	// PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
+	EmitEvent(ctx context.Context, arg EmitEventParams) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error)
 	GetAPICredential(ctx context.Context, apiKey string) (GetAPICredentialRow, error)
