@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,7 +117,7 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 		opts: opts,
 		client: sender{
 			client:    egress.NewClient(webhook.NewDialer(opts.Allow, opts.Timeout), opts.Timeout),
-			userAgent: "paymentsd/" + version.Get().Version,
+			userAgent: userAgent(version.Get().Version),
 			confined:  opts.Confined,
 			allow:     opts.Allow,
 		},
@@ -139,6 +140,16 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 
 // outcomes are the values of the attempts counter's outcome label.
 var outcomes = []string{"succeeded", "retrying", "failed", "gone"}
+
+// userAgent is the User-Agent of deliveries, paymentsd/VERSION, with the version as an
+// HTTP token: "(devel)", a local build's, becomes "devel".
+func userAgent(v string) string {
+	v = strings.Trim(v, "()")
+	if v == "" || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r >= 0x7f || strings.ContainsRune("()<>@,;:\\\"/[]?={}", r) }) {
+		v = "unknown"
+	}
+	return "paymentsd/" + v
+}
 
 // sender posts deliveries with the guarded client.
 type sender struct {

@@ -282,3 +282,11 @@ func TestRetryAfterIsHonouredWithinBounds(t *testing.T) {
 		t.Fatalf("retried %v after a 503 with Retry-After: 1 and a step of 150ms, want about 300ms", gap)
 	}
 }
+
+func TestUserAgent(t *testing.T) {
+	for v, want := range map[string]string{"v1.2.3": "paymentsd/v1.2.3", "(devel)": "paymentsd/devel", "": "paymentsd/unknown", "a b": "paymentsd/unknown"} {
+		if got := dispatch.UserAgent(v); got != want {
+			t.Errorf("%q: %q, want %q", v, got, want)
+		}
+	}
+}

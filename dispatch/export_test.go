@@ -1,0 +1,4 @@
+package dispatch
+
+// UserAgent is userAgent, for the tests.
+var UserAgent = userAgent
