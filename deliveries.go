@@ -109,6 +109,24 @@ func (s *Service) ReleaseClaims(ctx context.Context) (int64, error) {
 	return n, err
 }
 
+// ExtendClaims keeps the claims of deliveries whose attempts are under way for lease more:
+// a dispatcher renews them while it sends, so that a lease can be short (and a dead
+// dispatcher's claims soon free) however long an attempt may take.
+func (s *Service) ExtendClaims(ctx context.Context, ids []int64, lease time.Duration) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	until := new(formatTime(s.Now().Add(lease)))
+	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+		for _, id := range ids {
+			if err := q.ExtendClaim(ctx, queries.ExtendClaimParams{LeaseUntil: until, ID: id}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // endpointSecrets opens the endpoint's secret, and the previous one while it still signs.
 func (s *Service) endpointSecrets(e queries.WebhookEndpoint, now time.Time) ([]webhook.Secret, error) {
 	sealed := []string{e.SecretSealed}

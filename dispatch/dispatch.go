@@ -86,6 +86,11 @@ type Dispatcher struct {
 	client sender
 	policy payments.DeliveryPolicy
 	lease  time.Duration
+
+	// held are the deliveries claimed and not yet recorded, whose claims the dispatcher
+	// renews every lease/3 while their attempts are under way.
+	heldMu sync.Mutex
+	held   map[int64]struct{}
 	log    *slog.Logger
 
 	attempts *prometheus.CounterVec
@@ -122,8 +127,10 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 			allow:     opts.Allow,
 		},
 		policy: payments.DeliveryPolicy{Schedule: opts.Schedule},
-		// A claim outlives the attempt it is for: the time to send it, and to record it.
-		lease: opts.Timeout + leaseMargin,
+		// Claims are short and renewed while held: a dispatcher that dies leaves its
+		// claims to the others within seconds, however long the timeout.
+		lease: lease,
+		held:  map[int64]struct{}{},
 		log:   log,
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payments_webhook_attempts_total",
@@ -228,11 +235,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.record(results, free)
 	}()
 
+	stopRenewing := make(chan struct{})
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		d.renew(stopRenewing)
+	}()
+
 	d.claimLoop(ctx, jobs, free)
 	close(jobs)
 	workers.Wait()
 	close(results)
 	<-recorded
+	close(stopRenewing)
+	<-renewed
 	return nil
 }
 
@@ -251,6 +267,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
+			d.hold(claimed)
 			for _, job := range claimed {
 				idle--
 				select {
@@ -310,6 +327,7 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 		for _, r := range batch {
 			d.attempts.WithLabelValues(outcome(r, d.policy.Schedule)).Inc()
 		}
+		d.release(batch)
 		select {
 		case free <- len(batch):
 		default: // the claim loop has stopped
@@ -337,9 +355,10 @@ func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- i
 	flush()
 }
 
-// leaseMargin is how long a claim outlives its attempt's timeout: ample time to record
-// the attempt; after it, a dispatcher that died has its claims taken by the others.
-const leaseMargin = 10 * time.Second
+// lease is how long a claim holds unless renewed. The dispatcher renews the claims it
+// holds every lease/3, so a claim ends this long after its dispatcher stopped renewing
+// it (it died): then another takes the delivery.
+const lease = 6 * time.Second
 
 // linger is how long the dispatcher lets deliveries gather, to claim or record them in
 // one transaction, when some are coming in: far below the latency it adds to nothing
@@ -348,6 +367,45 @@ const linger = 5 * time.Millisecond
 
 // maxRecordBatch bounds the attempts recorded in one transaction.
 const maxRecordBatch = 256
+
+// hold notes claimed deliveries as held; release, recorded ones as no longer.
+func (d *Dispatcher) hold(claimed []payments.Delivery) {
+	d.heldMu.Lock()
+	defer d.heldMu.Unlock()
+	for _, c := range claimed {
+		d.held[c.ID] = struct{}{}
+	}
+}
+
+func (d *Dispatcher) release(recorded []payments.AttemptResult) {
+	d.heldMu.Lock()
+	defer d.heldMu.Unlock()
+	for _, r := range recorded {
+		delete(d.held, r.Delivery.ID)
+	}
+}
+
+// renew extends the claims the dispatcher holds, every lease/3, until stop is closed.
+func (d *Dispatcher) renew(stop <-chan struct{}) {
+	tick := time.NewTicker(lease / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		d.heldMu.Lock()
+		ids := make([]int64, 0, len(d.held))
+		for id := range d.held {
+			ids = append(ids, id)
+		}
+		d.heldMu.Unlock()
+		if err := d.svc.ExtendClaims(context.Background(), ids, lease); err != nil {
+			d.log.Error("webhooks: renew claims", "err", err, "deliveries", len(ids))
+		}
+	}
+}
 
 // outcome names what an attempt came to, for the metrics.
 func outcome(r payments.AttemptResult, schedule []time.Duration) string {

@@ -67,6 +67,7 @@ func (r *receiver) wait(t testing.TB, n int, within time.Duration) []delivery {
 		r.mu.Unlock()
 		select {
 		case <-r.seen:
+		case <-time.After(10 * time.Millisecond): // a delivery not yet answered counts too
 		case <-deadline:
 			t.Fatalf("%d deliveries within %v, want %d", len(r.got), within, n)
 		}
@@ -288,5 +289,34 @@ func TestUserAgent(t *testing.T) {
 		if got := dispatch.UserAgent(v); got != want {
 			t.Errorf("%q: %q, want %q", v, got, want)
 		}
+	}
+}
+
+// A slow attempt keeps its claim past the lease (its dispatcher renews it): a second
+// dispatcher on the same database does not send the delivery again meanwhile.
+func TestSlowAttemptKeepsItsClaim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits past a lease")
+	}
+	w := newWorld(t, dispatch.Options{Timeout: 20 * time.Second})
+	other, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- dispatch.New(w.svc, dispatch.Options{Allow: loopback, Confined: true, Poll: 50 * time.Millisecond}).Run(other)
+	}()
+	defer func() { cancel(); <-done }()
+	r := newReceiver(t, func(n int, w http.ResponseWriter) {
+		if n == 1 {
+			time.Sleep(8 * time.Second) // longer than a lease
+		}
+	})
+	w.endpoint(t, r.URL)
+	w.user(t)
+	time.Sleep(9 * time.Second)
+	r.mu.Lock()
+	n := len(r.got)
+	r.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d deliveries of one event while its first attempt was under way", n)
 	}
 }

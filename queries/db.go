@@ -126,6 +126,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
 	}
+	if q.extendClaimStmt, err = db.PrepareContext(ctx, extendClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query ExtendClaim: %w", err)
+	}
 	if q.fanOutEventStmt, err = db.PrepareContext(ctx, fanOutEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query FanOutEvent: %w", err)
 	}
@@ -470,6 +473,11 @@ func (q *Queries) Close() error {
 	if q.enableWebhookEndpointStmt != nil {
 		if cerr := q.enableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing enableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.extendClaimStmt != nil {
+		if cerr := q.extendClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing extendClaimStmt: %w", cerr)
 		}
 	}
 	if q.fanOutEventStmt != nil {
@@ -830,6 +838,7 @@ type Queries struct {
 	deleteWebhookEndpointStmt           *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
+	extendClaimStmt                     *sql.Stmt
 	fanOutEventStmt                     *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
 	getBlindIndexKeyStmt                *sql.Stmt
@@ -927,6 +936,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
+		extendClaimStmt:                     q.extendClaimStmt,
 		fanOutEventStmt:                     q.fanOutEventStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
 		getBlindIndexKeyStmt:                q.getBlindIndexKeyStmt,

@@ -53,6 +53,8 @@ type Querier interface {
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
+	// Keeps a claim while its attempt is under way.
+	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
 	// One pending delivery of the event to each enabled endpoint of the platform subscribed
 	// to its type.
 	FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error)

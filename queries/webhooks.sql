@@ -70,6 +70,11 @@ WHERE id IN (
     ORDER BY due.next_attempt_at LIMIT sqlc.arg(max))
 RETURNING id, event_id, endpoint_id, attempts, failures;
 
+-- name: ExtendClaim :exec
+-- Keeps a claim while its attempt is under way.
+UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until)
+WHERE id = sqlc.arg(id) AND lease_until IS NOT NULL;
+
 -- name: RecordDelivery :exec
 -- Settles a delivery as its claim left it: unless resent meanwhile (then it is due again,
 -- its schedule restarted), or claimed by another dispatcher after the lease ran out,

@@ -199,6 +199,10 @@ func (a Adapter) EnableWebhookEndpoint(ctx context.Context, arg queries.EnableWe
 	return queries.WebhookEndpoint(r), err
 }
 
+func (a Adapter) ExtendClaim(ctx context.Context, arg queries.ExtendClaimParams) error {
+	return a.Q.ExtendClaim(ctx, ExtendClaimParams(arg))
+}
+
 func (a Adapter) FanOutEvent(ctx context.Context, arg queries.FanOutEventParams) (int64, error) {
 	return a.Q.FanOutEvent(ctx, FanOutEventParams(arg))
 }

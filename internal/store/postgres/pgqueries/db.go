@@ -132,6 +132,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
 	}
+	if q.extendClaimStmt, err = db.PrepareContext(ctx, extendClaim); err != nil {
+		return nil, fmt.Errorf("error preparing query ExtendClaim: %w", err)
+	}
 	if q.fanOutEventStmt, err = db.PrepareContext(ctx, fanOutEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query FanOutEvent: %w", err)
 	}
@@ -489,6 +492,11 @@ func (q *Queries) Close() error {
 	if q.enableWebhookEndpointStmt != nil {
 		if cerr := q.enableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing enableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.extendClaimStmt != nil {
+		if cerr := q.extendClaimStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing extendClaimStmt: %w", cerr)
 		}
 	}
 	if q.fanOutEventStmt != nil {
@@ -856,6 +864,7 @@ type Queries struct {
 	disableWebhookEndpointStmt          *sql.Stmt
 	emitEventStmt                       *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
+	extendClaimStmt                     *sql.Stmt
 	fanOutEventStmt                     *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
 	getBlindIndexKeyStmt                *sql.Stmt
@@ -956,6 +965,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
 		emitEventStmt:                       q.emitEventStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
+		extendClaimStmt:                     q.extendClaimStmt,
 		fanOutEventStmt:                     q.fanOutEventStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
 		getBlindIndexKeyStmt:                q.getBlindIndexKeyStmt,

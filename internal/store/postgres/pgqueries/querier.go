@@ -59,6 +59,8 @@ type Querier interface {
 	// PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
 	EmitEvent(ctx context.Context, arg EmitEventParams) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
+	// Keeps a claim while its attempt is under way.
+	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
 	FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error)
 	GetAPICredential(ctx context.Context, apiKey string) (GetAPICredentialRow, error)
 	GetBlindIndexKey(ctx context.Context) (string, error)

@@ -222,6 +222,22 @@ func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEn
 	return i, err
 }
 
+const extendClaim = `-- name: ExtendClaim :exec
+UPDATE webhook_deliveries SET lease_until = $1
+WHERE id = $2 AND lease_until IS NOT NULL
+`
+
+type ExtendClaimParams struct {
+	LeaseUntil *string
+	ID         int64
+}
+
+// Keeps a claim while its attempt is under way.
+func (q *Queries) ExtendClaim(ctx context.Context, arg ExtendClaimParams) error {
+	_, err := q.exec(ctx, q.extendClaimStmt, extendClaim, arg.LeaseUntil, arg.ID)
+	return err
+}
+
 const getDeliveryEndpoint = `-- name: GetDeliveryEndpoint :one
 SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints WHERE id = $1
 `
