@@ -45,6 +45,12 @@ func Params(dir string) testscript.Params {
 // request is resp.Request): an error fails the script at that call, with or without "!".
 // The module's own tests check every answer against openapi.json this way.
 func CheckResponses(p testscript.Params, check func(resp *http.Response, body []byte) error) testscript.Params {
+	return onSetUp(p, "CheckResponses", func(st *state) { st.check = check })
+}
+
+// onSetUp returns p with fn run on each script's state once p's set-up has made it; name
+// is the caller's, for the error of parameters that make no state.
+func onSetUp(p testscript.Params, name string, fn func(st *state)) testscript.Params {
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		if setup != nil {
@@ -54,9 +60,9 @@ func CheckResponses(p testscript.Params, check func(resp *http.Response, body []
 		}
 		st, ok := env.Values[stateKey{}].(*state)
 		if !ok {
-			return fmt.Errorf("scenario: CheckResponses needs the parameters of Params")
+			return fmt.Errorf("scenario: %s needs the parameters of Params", name)
 		}
-		st.check = check
+		fn(st)
 		return nil
 	}
 	return p
@@ -69,21 +75,7 @@ func CheckResponses(p testscript.Params, check func(resp *http.Response, body []
 // delivery. The module's own tests check every delivery against openapi.json's webhooks
 // section this way.
 func CheckDeliveries(p testscript.Params, check func(header http.Header, body []byte) error) testscript.Params {
-	setup := p.Setup
-	p.Setup = func(env *testscript.Env) error {
-		if setup != nil {
-			if err := setup(env); err != nil {
-				return err
-			}
-		}
-		st, ok := env.Values[stateKey{}].(*state)
-		if !ok {
-			return fmt.Errorf("scenario: CheckDeliveries needs the parameters of Params")
-		}
-		st.webhooks.setCheck(check)
-		return nil
-	}
-	return p
+	return onSetUp(p, "CheckDeliveries", func(st *state) { st.webhooks.setCheck(check) })
 }
 
 // Commands returns the script commands of this package by name: the first words of
