@@ -202,21 +202,29 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 	if len(response) > maxResponseKept {
 		response = response[:maxResponseKept]
 	}
-	if err := q.CreateAttempt(ctx, queries.CreateAttemptParams{
-		EventID: d.EventID, EndpointID: d.EndpointID, Attempt: d.Attempt, AttemptedAt: at,
-		StatusCode: status, Error: errText, LatencyMs: r.Latency.Milliseconds(), Response: storableText(string(response)),
-	}); err != nil {
-		return err
-	}
+	answer := storableText(string(response))
 	next := queries.RecordDeliveryParams{ID: d.ID, Attempts: d.Attempt, Failures: d.failures + 1, NextAttemptAt: at,
 		State: "failed", ClaimedAttempts: d.Attempt - 1}
-	switch {
-	case r.Succeeded:
-		next.State, next.Failures = "succeeded", 0
-		if err := q.RecordDelivery(ctx, next); err != nil || !d.failing {
+	if r.Succeeded {
+		// The success is kept in the delivery's row: for most deliveries the only
+		// attempt, with one statement less.
+		n, err := q.RecordSuccess(ctx, queries.RecordSuccessParams{
+			ClaimedAttempts: d.Attempt - 1, Attempt: d.Attempt, SucceededAt: at, Status: int64(r.StatusCode),
+			Latency: r.Latency.Milliseconds(), Answer: answer, ID: d.ID,
+		})
+		if err == nil && n == 0 { // it holds a success already: log this one as any attempt
+			next.State, next.Failures = "succeeded", 0
+			err = s.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
+		}
+		if err != nil || !d.failing {
 			return err
 		}
 		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
+	}
+	if err := s.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, queries.RecordDeliveryParams{}); err != nil {
+		return err
+	}
+	switch {
 	case r.Gone:
 		if err := q.RecordDelivery(ctx, next); err != nil {
 			return err
@@ -241,6 +249,19 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 		})
 	}
 	return nil
+}
+
+// logAttempt adds the attempt to webhook_attempts and, when next names a delivery,
+// settles the delivery so.
+func (s *Service) logAttempt(ctx context.Context, q store.Querier, d Delivery, at string, status *int64, errText *string,
+	latency time.Duration, answer string, next queries.RecordDeliveryParams) error {
+	if err := q.CreateAttempt(ctx, queries.CreateAttemptParams{
+		EventID: d.EventID, EndpointID: d.EndpointID, Attempt: d.Attempt, AttemptedAt: at,
+		StatusCode: status, Error: errText, LatencyMs: latency.Milliseconds(), Response: answer,
+	}); err != nil || next.ID == 0 {
+		return err
+	}
+	return q.RecordDelivery(ctx, next)
 }
 
 // storableText is text every engine stores: valid UTF-8 without NUL.

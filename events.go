@@ -284,6 +284,9 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 			return Errorf(CodeNotFound, "Webhook endpoint not found.")
 		}
 		for _, id := range out.EndpointIDs {
+			if err := q.KeepSuccessAsAttempt(ctx, queries.KeepSuccessAsAttemptParams{EventID: ev.ID, EndpointID: id.String()}); err != nil {
+				return err
+			}
 			if err := q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{
 				EventID: ev.ID, EndpointID: id.String(), DueAt: formatTime(s.Now()),
 			}); err != nil {

@@ -180,6 +180,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
 	}
+	if q.keepSuccessAsAttemptStmt, err = db.PrepareContext(ctx, keepSuccessAsAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query KeepSuccessAsAttempt: %w", err)
+	}
 	if q.lastBankAccountIDStmt, err = db.PrepareContext(ctx, lastBankAccountID); err != nil {
 		return nil, fmt.Errorf("error preparing query LastBankAccountID: %w", err)
 	}
@@ -242,6 +245,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.recordDeliveryStmt, err = db.PrepareContext(ctx, recordDelivery); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordDelivery: %w", err)
+	}
+	if q.recordSuccessStmt, err = db.PrepareContext(ctx, recordSuccess); err != nil {
+		return nil, fmt.Errorf("error preparing query RecordSuccess: %w", err)
 	}
 	if q.releaseClaimsStmt, err = db.PrepareContext(ctx, releaseClaims); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseClaims: %w", err)
@@ -565,6 +571,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
 		}
 	}
+	if q.keepSuccessAsAttemptStmt != nil {
+		if cerr := q.keepSuccessAsAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing keepSuccessAsAttemptStmt: %w", cerr)
+		}
+	}
 	if q.lastBankAccountIDStmt != nil {
 		if cerr := q.lastBankAccountIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lastBankAccountIDStmt: %w", cerr)
@@ -668,6 +679,11 @@ func (q *Queries) Close() error {
 	if q.recordDeliveryStmt != nil {
 		if cerr := q.recordDeliveryStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recordDeliveryStmt: %w", cerr)
+		}
+	}
+	if q.recordSuccessStmt != nil {
+		if cerr := q.recordSuccessStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recordSuccessStmt: %w", cerr)
 		}
 	}
 	if q.releaseClaimsStmt != nil {
@@ -856,6 +872,7 @@ type Queries struct {
 	getUserPayeeStmt                    *sql.Stmt
 	getWebhookEndpointStmt              *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
+	keepSuccessAsAttemptStmt            *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
 	lastIdempotencyRecordIDStmt         *sql.Stmt
 	lastPayeeBankIDStmt                 *sql.Stmt
@@ -877,6 +894,7 @@ type Queries struct {
 	pruneDeliveriesStmt                 *sql.Stmt
 	pruneEventsStmt                     *sql.Stmt
 	recordDeliveryStmt                  *sql.Stmt
+	recordSuccessStmt                   *sql.Stmt
 	releaseClaimsStmt                   *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
 	resendToEndpointStmt                *sql.Stmt
@@ -954,6 +972,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
 		getWebhookEndpointStmt:              q.getWebhookEndpointStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
+		keepSuccessAsAttemptStmt:            q.keepSuccessAsAttemptStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
 		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,
 		lastPayeeBankIDStmt:                 q.lastPayeeBankIDStmt,
@@ -975,6 +994,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pruneDeliveriesStmt:                 q.pruneDeliveriesStmt,
 		pruneEventsStmt:                     q.pruneEventsStmt,
 		recordDeliveryStmt:                  q.recordDeliveryStmt,
+		recordSuccessStmt:                   q.recordSuccessStmt,
 		releaseClaimsStmt:                   q.releaseClaimsStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,
 		resendToEndpointStmt:                q.resendToEndpointStmt,

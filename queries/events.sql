@@ -39,7 +39,13 @@ SELECT * FROM events WHERE id = ? AND platform_id = ?;
 SELECT payload FROM events WHERE id = ?;
 
 -- name: ListEventAttempts :many
-SELECT * FROM webhook_attempts WHERE event_id = ? ORDER BY id;
+-- The attempts of webhook_attempts and the deliveries' successes, oldest first.
+SELECT a.endpoint_id, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a WHERE a.event_id = sqlc.arg(event_id)
+UNION ALL
+SELECT d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, CAST(NULL AS TEXT), d.success_latency, d.success_answer
+FROM webhook_deliveries d WHERE d.event_id = sqlc.arg(event_id) AND d.success_attempt IS NOT NULL
+ORDER BY 3, 2;
 
 -- name: PruneAttempts :execrows
 DELETE FROM webhook_attempts WHERE event_id IN (

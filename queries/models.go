@@ -220,15 +220,20 @@ type WebhookAttempt struct {
 }
 
 type WebhookDelivery struct {
-	ID            int64
-	EventID       string
-	EndpointID    string
-	State         string
-	Attempts      int64
-	Failures      int64
-	NextAttemptAt string
-	LeaseUntil    *string
-	Resent        int64
+	ID             int64
+	EventID        string
+	EndpointID     string
+	State          string
+	Attempts       int64
+	Failures       int64
+	NextAttemptAt  string
+	LeaseUntil     *string
+	Resent         int64
+	SuccessAttempt *int64
+	SucceededAt    *string
+	SuccessStatus  *int64
+	SuccessLatency *int64
+	SuccessAnswer  *string
 }
 
 type WebhookEndpoint struct {

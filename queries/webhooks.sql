@@ -88,6 +88,28 @@ SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND
     attempts = CASE WHEN attempts < CAST(sqlc.arg(attempts) AS INTEGER) THEN CAST(sqlc.arg(attempts) AS INTEGER) ELSE attempts END
 WHERE id = sqlc.arg(id);
 
+-- name: RecordSuccess :execrows
+-- Settles a delivery whose attempt succeeded, as RecordDelivery does, keeping the attempt
+-- in the success_ columns; none affected when they hold one already (a second success, of
+-- a claim taken after its lease ran out): that one goes to webhook_attempts.
+UPDATE webhook_deliveries
+SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN 'succeeded' ELSE state END,
+    failures = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN 0 ELSE failures END,
+    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = CAST(sqlc.arg(claimed_attempts) AS INTEGER) THEN NULL ELSE lease_until END,
+    resent = 0,
+    attempts = CASE WHEN attempts < CAST(sqlc.arg(attempt) AS INTEGER) THEN CAST(sqlc.arg(attempt) AS INTEGER) ELSE attempts END,
+    success_attempt = CAST(sqlc.arg(attempt) AS INTEGER), succeeded_at = CAST(sqlc.arg(succeeded_at) AS TEXT),
+    success_status = CAST(sqlc.arg(status) AS INTEGER), success_latency = CAST(sqlc.arg(latency) AS INTEGER),
+    success_answer = CAST(sqlc.arg(answer) AS TEXT)
+WHERE id = sqlc.arg(id) AND success_attempt IS NULL;
+
+-- name: KeepSuccessAsAttempt :exec
+-- Before a resend: the delivery's success becomes a row of webhook_attempts.
+INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
+SELECT d.event_id, d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, NULL, d.success_latency, d.success_answer
+FROM webhook_deliveries d
+WHERE d.event_id = sqlc.arg(event_id) AND d.endpoint_id = sqlc.arg(endpoint_id) AND d.success_attempt IS NOT NULL;
+
 -- name: CreateAttempt :exec
 INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?);
@@ -97,6 +119,7 @@ INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures
 VALUES (sqlc.arg(event_id), sqlc.arg(endpoint_id), 'pending', 0, 0, sqlc.arg(due_at))
 ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
+    success_attempt = NULL, succeeded_at = NULL, success_status = NULL, success_latency = NULL, success_answer = NULL,
     -- An attempt under way keeps its claim; its record leaves the delivery due again.
     resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END;
 

@@ -48,6 +48,11 @@ CREATE TABLE webhook_deliveries (
     next_attempt_at TEXT COLLATE "C" NOT NULL,
     lease_until     TEXT COLLATE "C",
     resent          BIGINT NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
+    success_attempt BIGINT,
+    succeeded_at    TEXT COLLATE "C",
+    success_status  BIGINT,
+    success_latency BIGINT,
+    success_answer  TEXT COLLATE "C",
     CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id),
     CONSTRAINT webhook_deliveries_event_endpoint_key UNIQUE (event_id, endpoint_id)
 );
@@ -66,4 +71,3 @@ CREATE TABLE webhook_attempts (
     CONSTRAINT webhook_attempts_pkey PRIMARY KEY (id)
 );
 CREATE INDEX webhook_attempts_event ON webhook_attempts (event_id, id);
-CREATE INDEX webhook_attempts_time ON webhook_attempts (attempted_at);

@@ -292,6 +292,10 @@ func (a Adapter) IdempotencyOutcomesAfter(ctx context.Context, arg queries.Idemp
 	return out, nil
 }
 
+func (a Adapter) KeepSuccessAsAttempt(ctx context.Context, arg queries.KeepSuccessAsAttemptParams) error {
+	return a.Q.KeepSuccessAsAttempt(ctx, KeepSuccessAsAttemptParams(arg))
+}
+
 func (a Adapter) LastBankAccountID(ctx context.Context) (string, error) {
 	return a.Q.LastBankAccountID(ctx)
 }
@@ -324,14 +328,14 @@ func (a Adapter) ListDataKeys(ctx context.Context) ([]queries.DataKey, error) {
 	return out, nil
 }
 
-func (a Adapter) ListEventAttempts(ctx context.Context, eventID string) ([]queries.WebhookAttempt, error) {
+func (a Adapter) ListEventAttempts(ctx context.Context, eventID string) ([]queries.ListEventAttemptsRow, error) {
 	rows, err := a.Q.ListEventAttempts(ctx, eventID)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]queries.WebhookAttempt, len(rows))
+	out := make([]queries.ListEventAttemptsRow, len(rows))
 	for i, r := range rows {
-		out[i] = queries.WebhookAttempt(r)
+		out[i] = queries.ListEventAttemptsRow(r)
 	}
 	return out, nil
 }
@@ -447,6 +451,10 @@ func (a Adapter) PruneEvents(ctx context.Context, arg queries.PruneEventsParams)
 
 func (a Adapter) RecordDelivery(ctx context.Context, arg queries.RecordDeliveryParams) error {
 	return a.Q.RecordDelivery(ctx, RecordDeliveryParams(arg))
+}
+
+func (a Adapter) RecordSuccess(ctx context.Context, arg queries.RecordSuccessParams) (int64, error) {
+	return a.Q.RecordSuccess(ctx, RecordSuccessParams(arg))
 }
 
 func (a Adapter) ReleaseClaims(ctx context.Context) (int64, error) {

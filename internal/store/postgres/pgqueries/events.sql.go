@@ -135,21 +135,35 @@ func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventPara
 }
 
 const listEventAttempts = `-- name: ListEventAttempts :many
-SELECT id, event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response FROM webhook_attempts WHERE event_id = $1 ORDER BY id
+SELECT a.endpoint_id, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a WHERE a.event_id = $1
+UNION ALL
+SELECT d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, NULL::text, d.success_latency, d.success_answer
+FROM webhook_deliveries d WHERE d.event_id = $1 AND d.success_attempt IS NOT NULL
+ORDER BY 3, 2
 `
 
-func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]WebhookAttempt, error) {
+type ListEventAttemptsRow struct {
+	EndpointID  string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  *int64
+	Error       *string
+	LatencyMs   int64
+	Response    string
+}
+
+// The attempts of webhook_attempts and the deliveries' successes, oldest first.
+func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error) {
 	rows, err := q.query(ctx, q.listEventAttemptsStmt, listEventAttempts, eventID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []WebhookAttempt{}
+	items := []ListEventAttemptsRow{}
 	for rows.Next() {
-		var i WebhookAttempt
+		var i ListEventAttemptsRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.EventID,
 			&i.EndpointID,
 			&i.Attempt,
 			&i.AttemptedAt,

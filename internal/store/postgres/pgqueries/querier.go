@@ -78,6 +78,8 @@ type Querier interface {
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
 	GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
+	// Before a resend: the delivery's success becomes a row of webhook_attempts.
+	KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error
 	LastBankAccountID(ctx context.Context) (string, error)
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
@@ -87,7 +89,8 @@ type Querier interface {
 	// sealing of an older database walks through, a batch at a time in id order, up to the
 	// last id there was when the walk started.
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
-	ListEventAttempts(ctx context.Context, eventID string) ([]WebhookAttempt, error)
+	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
+	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
 	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
 	// SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 	// so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
@@ -113,6 +116,10 @@ type Querier interface {
 	// its schedule restarted), or claimed by another dispatcher after the lease ran out,
 	// which recorded its attempt first. The count of attempts made grows either way.
 	RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error
+	// Settles a delivery whose attempt succeeded, as RecordDelivery does, keeping the attempt
+	// in the success_ columns; none affected when they hold one already (a second success, of
+	// a claim taken after its lease ran out): that one goes to webhook_attempts.
+	RecordSuccess(ctx context.Context, arg RecordSuccessParams) (int64, error)
 	// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
 	// start, the claims of a process that died.
 	ReleaseClaims(ctx context.Context) (int64, error)

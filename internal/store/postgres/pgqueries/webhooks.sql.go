@@ -293,6 +293,24 @@ func (q *Queries) GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpoint
 	return i, err
 }
 
+const keepSuccessAsAttempt = `-- name: KeepSuccessAsAttempt :exec
+INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
+SELECT d.event_id, d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, NULL, d.success_latency, d.success_answer
+FROM webhook_deliveries d
+WHERE d.event_id = $1 AND d.endpoint_id = $2 AND d.success_attempt IS NOT NULL
+`
+
+type KeepSuccessAsAttemptParams struct {
+	EventID    string
+	EndpointID string
+}
+
+// Before a resend: the delivery's success becomes a row of webhook_attempts.
+func (q *Queries) KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error {
+	_, err := q.exec(ctx, q.keepSuccessAsAttemptStmt, keepSuccessAsAttempt, arg.EventID, arg.EndpointID)
+	return err
+}
+
 const lastWebhookEndpointID = `-- name: LastWebhookEndpointID :one
 SELECT coalesce(max(id), '')::text FROM webhook_endpoints
 `
@@ -457,6 +475,48 @@ func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) 
 	return err
 }
 
+const recordSuccess = `-- name: RecordSuccess :execrows
+UPDATE webhook_deliveries
+SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN 'succeeded' ELSE state END,
+    failures = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN 0 ELSE failures END,
+    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
+    resent = 0,
+    attempts = CASE WHEN attempts < $2::bigint THEN $2::bigint ELSE attempts END,
+    success_attempt = $2::bigint, succeeded_at = $3::text,
+    success_status = $4::bigint, success_latency = $5::bigint,
+    success_answer = $6::text
+WHERE id = $7 AND success_attempt IS NULL
+`
+
+type RecordSuccessParams struct {
+	ClaimedAttempts int64
+	Attempt         int64
+	SucceededAt     string
+	Status          int64
+	Latency         int64
+	Answer          string
+	ID              int64
+}
+
+// Settles a delivery whose attempt succeeded, as RecordDelivery does, keeping the attempt
+// in the success_ columns; none affected when they hold one already (a second success, of
+// a claim taken after its lease ran out): that one goes to webhook_attempts.
+func (q *Queries) RecordSuccess(ctx context.Context, arg RecordSuccessParams) (int64, error) {
+	result, err := q.exec(ctx, q.recordSuccessStmt, recordSuccess,
+		arg.ClaimedAttempts,
+		arg.Attempt,
+		arg.SucceededAt,
+		arg.Status,
+		arg.Latency,
+		arg.Answer,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const releaseClaims = `-- name: ReleaseClaims :execrows
 UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL
 `
@@ -476,6 +536,7 @@ INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures
 VALUES ($1, $2, 'pending', 0, 0, $3)
 ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
+    success_attempt = NULL, succeeded_at = NULL, success_status = NULL, success_latency = NULL, success_answer = NULL,
     -- An attempt under way keeps its claim; its record leaves the delivery due again.
     resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END
 `

@@ -47,7 +47,10 @@ CREATE TABLE webhook_subscriptions (
 -- holds it until lease_until (an instance that dies leaves it due again when the lease
 -- ends); succeeded; failed for good. attempts counts every attempt made; failures, those
 -- since the last success or resend: the retry schedule's position. resent marks a resend
--- made while an attempt was under way: its record leaves the delivery due again.
+-- made while an attempt was under way: its record leaves the delivery due again. The
+-- success_ columns are the attempt that succeeded, kept here rather than as a row of
+-- webhook_attempts (most deliveries succeed at once: one write less for each); a resend
+-- moves it to webhook_attempts before the delivery goes again.
 CREATE TABLE webhook_deliveries (
     id              INTEGER PRIMARY KEY,
     event_id        TEXT NOT NULL REFERENCES events (id),
@@ -58,12 +61,17 @@ CREATE TABLE webhook_deliveries (
     next_attempt_at TEXT NOT NULL,
     lease_until     TEXT,
     resent          INTEGER NOT NULL DEFAULT 0 CHECK (resent IN (0, 1)),
+    success_attempt INTEGER,
+    succeeded_at    TEXT,
+    success_status  INTEGER,
+    success_latency INTEGER,
+    success_answer  TEXT,
     UNIQUE (event_id, endpoint_id)
 ) STRICT;
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
 
--- Every attempt: when, the answer's status (NULL without one) or why it failed, how long
--- it took and the first 1 KiB of the answer.
+-- Every attempt but a delivery's success (above): when, the answer's status (NULL without
+-- one) or why it failed, how long it took and the first 1 KiB of the answer.
 CREATE TABLE webhook_attempts (
     id           INTEGER PRIMARY KEY,
     event_id     TEXT NOT NULL REFERENCES events (id),
@@ -76,4 +84,3 @@ CREATE TABLE webhook_attempts (
     response     TEXT NOT NULL
 ) STRICT;
 CREATE INDEX webhook_attempts_event ON webhook_attempts (event_id, id);
-CREATE INDEX webhook_attempts_time ON webhook_attempts (attempted_at);
