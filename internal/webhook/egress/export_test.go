@@ -1,0 +1,4 @@
+package egress
+
+// RetryAfter is retryAfter, for the tests.
+var RetryAfter = retryAfter
