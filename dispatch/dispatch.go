@@ -241,6 +241,19 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		defer close(renewed)
 		d.renew(stopRenewing)
 	}()
+	pruned := make(chan struct{})
+	go func() { // at start, then hourly: never in the deliveries' way
+		defer close(pruned)
+		tick := time.NewTicker(time.Hour)
+		defer tick.Stop()
+		for d.prune(ctx); ; d.prune(ctx) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 
 	d.claimLoop(ctx, jobs, free)
 	close(jobs)
@@ -249,6 +262,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	<-recorded
 	close(stopRenewing)
 	<-renewed
+	<-pruned
 	return nil
 }
 
@@ -257,9 +271,6 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 	idle := d.opts.Workers // slots not holding a claimed delivery
 	poll := time.NewTimer(0)
 	defer poll.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
-	d.prune(ctx)
 	for {
 		if idle > 0 {
 			asked := idle
@@ -298,8 +309,6 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 			idle += n
 		case <-d.svc.DeliveriesDue():
 		case <-poll.C:
-		case <-prune.C:
-			d.prune(ctx)
 		}
 		for drained := false; !drained; { // take every slot already handed back
 			select {

@@ -48,13 +48,15 @@ FROM webhook_deliveries d WHERE d.event_id = sqlc.arg(event_id) AND d.success_at
 ORDER BY 3, 2;
 
 -- name: PruneAttempts :execrows
+-- The three prune statements take the same events (ordered by time, then id), deleting
+-- what refers to an event before the event.
 DELETE FROM webhook_attempts WHERE event_id IN (
-    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch));
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at, old.id LIMIT sqlc.arg(batch));
 
 -- name: PruneDeliveries :execrows
 DELETE FROM webhook_deliveries WHERE event_id IN (
-    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch));
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at, old.id LIMIT sqlc.arg(batch));
 
 -- name: PruneEvents :execrows
 DELETE FROM events WHERE id IN (
-    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at LIMIT sqlc.arg(batch));
+    SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at, old.id LIMIT sqlc.arg(batch));

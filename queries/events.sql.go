@@ -203,7 +203,7 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 
 const pruneAttempts = `-- name: PruneAttempts :execrows
 DELETE FROM webhook_attempts WHERE event_id IN (
-    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at LIMIT ?2)
+    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at, old.id LIMIT ?2)
 `
 
 type PruneAttemptsParams struct {
@@ -211,6 +211,8 @@ type PruneAttemptsParams struct {
 	Batch  int64
 }
 
+// The three prune statements take the same events (ordered by time, then id), deleting
+// what refers to an event before the event.
 func (q *Queries) PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error) {
 	result, err := q.exec(ctx, q.pruneAttemptsStmt, pruneAttempts, arg.Before, arg.Batch)
 	if err != nil {
@@ -221,7 +223,7 @@ func (q *Queries) PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (i
 
 const pruneDeliveries = `-- name: PruneDeliveries :execrows
 DELETE FROM webhook_deliveries WHERE event_id IN (
-    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at LIMIT ?2)
+    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at, old.id LIMIT ?2)
 `
 
 type PruneDeliveriesParams struct {
@@ -239,7 +241,7 @@ func (q *Queries) PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams
 
 const pruneEvents = `-- name: PruneEvents :execrows
 DELETE FROM events WHERE id IN (
-    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at LIMIT ?2)
+    SELECT old.id FROM events old WHERE old.created_at < ?1 ORDER BY old.created_at, old.id LIMIT ?2)
 `
 
 type PruneEventsParams struct {

@@ -109,6 +109,8 @@ type Querier interface {
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
+	// The three prune statements take the same events (ordered by time, then id), deleting
+	// what refers to an event before the event.
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)
 	PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams) (int64, error)
 	PruneEvents(ctx context.Context, arg PruneEventsParams) (int64, error)
