@@ -214,8 +214,12 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			d.log.Info("webhooks: freed the claims of a previous run", "deliveries", n)
 		}
 	}
-	jobs := make(chan payments.Delivery)
-	results := make(chan payments.AttemptResult, d.opts.Workers)
+	// Up to capacity deliveries are claimed at once, more than the workers send at
+	// once: under load one claim (a transaction) feeds the workers for a while, and the
+	// claims queued for a worker are renewed as those being sent are.
+	capacity := claimsPerWorker * d.opts.Workers
+	jobs := make(chan payments.Delivery, capacity)
+	results := make(chan payments.AttemptResult, capacity)
 	// Attempts are sent with a context that outlives ctx by the timeout, so that a
 	// shutdown lets those under way finish and be recorded.
 	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
@@ -228,7 +232,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			}
 		})
 	}
-	free := make(chan int, d.opts.Workers) // recorded deliveries hand their slots back
+	free := make(chan int, capacity) // recorded deliveries hand their slots back
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
@@ -255,7 +259,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		}
 	}()
 
-	d.claimLoop(ctx, jobs, free)
+	d.claimLoop(ctx, jobs, free, capacity)
 	close(jobs)
 	workers.Wait()
 	close(results)
@@ -267,8 +271,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // claimLoop claims due deliveries while workers are free, and hands them to the workers.
-func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Delivery, free <-chan int) {
-	idle := d.opts.Workers // slots not holding a claimed delivery
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Delivery, free <-chan int, capacity int) {
+	idle := capacity // slots not holding a claimed delivery
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
@@ -290,9 +294,10 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 			switch {
 			case len(claimed) == asked:
 				continue
-			case len(claimed) > 0:
-				// Events are coming in: let a few milliseconds' worth gather, so that
-				// one claim takes many instead of a transaction each.
+			case len(claimed) >= lingerAbove:
+				// Events are coming in fast: let a few milliseconds' worth gather, so
+				// that one claim takes many instead of a transaction each. (A few at a
+				// time are claimed again at once: they are sent without the wait.)
 				select {
 				case <-ctx.Done():
 					return
@@ -372,7 +377,14 @@ const lease = 6 * time.Second
 // linger is how long the dispatcher lets deliveries gather, to claim or record them in
 // one transaction, when some are coming in: far below the latency it adds to nothing
 // (an idle dispatcher claims at once), far above a transaction's cost.
-const linger = 5 * time.Millisecond
+const linger = 20 * time.Millisecond
+
+// lingerAbove is how many deliveries one claim must take for the dispatcher to linger
+// before the next: fewer, and it claims again at once.
+const lingerAbove = 8
+
+// claimsPerWorker is how many deliveries a dispatcher holds claimed for each worker.
+const claimsPerWorker = 8
 
 // maxRecordBatch bounds the attempts recorded in one transaction.
 const maxRecordBatch = 256
