@@ -11,8 +11,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/dispatch"
+	"github.com/platform-payments/payments/internal/webhook"
 )
 
 // The worked signing example: a secret as paymentsd platform create issues it (64 hex
@@ -227,7 +230,71 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 		}
 		w("\n")
 	}
+	if err := writeWebhooks(w, d); err != nil {
+		return nil, err
+	}
 	return []byte(b.String()), nil
+}
+
+// The Standard Webhooks specification's own example, signed when this file is generated.
+const (
+	webhookSecret    = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	webhookID        = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+	webhookTimestamp = 1614265330
+	webhookBody      = `{"test": 2432232314}`
+)
+
+// writeWebhooks writes the events (from the document's webhooks section), how a delivery
+// is signed, with a worked example computed by the server's signing code, and the retry
+// schedule the dispatcher uses by default.
+func writeWebhooks(w func(string, ...any), d map[string]any) error {
+	hooks, _ := d["webhooks"].(map[string]any)
+	if len(hooks) == 0 {
+		return fmt.Errorf("openapi.json has no webhooks")
+	}
+	w("## Webhooks\n\n")
+	w("Every change writes an event in its own transaction; the events of a platform are listed by List Events and sent to its webhook endpoints, ")
+	w("each a `POST` of the event as Get Event shows it (without `attempts`). [webhooks.md](webhooks.md) tells the whole story.\n\n")
+	w("An event is `{\"id\", \"type\", \"timestamp\", \"platform_id\", \"environment\", \"data\": {\"object\": {…}}}`: a time-ordered UUID (the `webhook-id` of its deliveries and List Events' cursor), ")
+	w("its type, when it happened (RFC 3339, UTC), the platform and its environment, and what it is about: ids and state that is not sensitive, never an account number, card data, an address, an email or a phone.\n\n")
+	w("| event type | when | `data.object` members |\n|---|---|---|\n")
+	for _, typ := range payments.EventTypes() {
+		hook, _ := hooks[typ].(map[string]any)
+		post, _ := hook["post"].(map[string]any)
+		if post == nil {
+			return fmt.Errorf("openapi.json has no webhook %s", typ)
+		}
+		schema, _ := post["requestBody"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
+		object, _ := schema["properties"].(map[string]any)["data"].(map[string]any)["properties"].(map[string]any)["object"].(map[string]any)
+		props, _ := object["properties"].(map[string]any)
+		names := make([]string, 0, len(props))
+		for name := range props {
+			names = append(names, "`"+name+"`")
+		}
+		sort.Strings(names)
+		when, _, _ := strings.Cut(post["description"].(string), ". ")
+		w("| `%s` | %s | %s |\n", typ, when, strings.Join(names, ", "))
+	}
+	w("\n")
+	w("A delivery carries `webhook-id` (the event's id: the same on every attempt), `webhook-timestamp` (Unix seconds) and `webhook-signature`, ")
+	w("`v1,` and the base64 of HMAC-SHA256 over `webhook-id.webhook-timestamp.body` under the secret's bytes (the base64 after `whsec_`), ")
+	w("one such signature per live secret, separated by spaces (two for 24 hours after Rotate Webhook Secret). ")
+	w("Go receivers check it with `payments.VerifyWebhook(secret, r.Header, body, 5*time.Minute)`.\n\n")
+	secret, err := webhook.ParseSecret(webhookSecret)
+	if err != nil {
+		return err
+	}
+	w("**Worked example** (the Standard Webhooks specification's, computed by the server's signing code when this file is generated):\n\n")
+	w("| | |\n|---|---|\n| secret | `%s` |\n| `webhook-id` | `%s` |\n| `webhook-timestamp` | `%d` |\n| body | `%s` |\n",
+		webhookSecret, webhookID, webhookTimestamp, webhookBody)
+	w("| signed content | `%s.%d.%s` |\n", webhookID, webhookTimestamp, webhookBody)
+	w("| `webhook-signature` | `%s` |\n\n", webhook.Sign(webhookID, time.Unix(webhookTimestamp, 0), []byte(webhookBody), secret))
+	w("A `2xx` within the timeout ends a delivery. Anything else is retried %s after each failure in turn, each delay ±20%% at random, ",
+		strings.ReplaceAll(dispatch.FormatSchedule(dispatch.DefaultSchedule), ",", ", "))
+	w("then the delivery has failed for good (Resend Event sends it again). A redirect is a failure, never followed. ")
+	w("`410 Gone` disables the endpoint at once; `429`, `502`, `503` and `504` may set `Retry-After`, honoured between the step and twice it. ")
+	w("An endpoint that fails every attempt for 5 days is disabled; Enable Webhook Endpoint brings it back.\n")
+	return nil
 }
 
 // anchor is the GitHub anchor of a heading.
