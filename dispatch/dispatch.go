@@ -443,7 +443,7 @@ func outcome(r payments.AttemptResult, schedule []time.Duration) string {
 
 // send makes one attempt of a delivery.
 func (d *Dispatcher) send(ctx context.Context, job payments.Delivery) payments.AttemptResult {
-	now := time.Now()
+	now := d.svc.Now() // the service's clock, which its due times are of
 	a := d.client.post(ctx, job, now)
 	return payments.AttemptResult{
 		Delivery: job, At: now, StatusCode: a.StatusCode, Error: a.Error, Latency: a.Latency,
@@ -453,7 +453,7 @@ func (d *Dispatcher) send(ctx context.Context, job payments.Delivery) payments.A
 
 // prune deletes the events older than the retention.
 func (d *Dispatcher) prune(ctx context.Context) {
-	n, err := d.svc.PruneEvents(ctx, time.Now().Add(-d.opts.Retention))
+	n, err := d.svc.PruneEvents(ctx, d.svc.Now().Add(-d.opts.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		d.log.Error("webhooks: prune events", "err", err)
