@@ -357,3 +357,21 @@ func TestRotateKeysResealsWebhookSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A production platform's endpoint is https only, whichever service registers it (the
+// administration commands open a sandbox service).
+func TestProductionEndpointsAreHTTPS(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	p, err := svc.CreatePlatform(ctx, "Live", payments.Production)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "http://hooks.example.com/x"})
+	if e := errorOf(t, err, payments.CodeInvalid); e.Fields[0].Msg != "URL scheme should be 'https' in production" {
+		t.Fatalf("%+v", e)
+	}
+	if _, err := svc.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "https://hooks.example.com/x"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -129,18 +129,18 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platfor
 	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	if err := webhook.CheckURL(in.URL, s.env == Production, s.webhookAllow...); err != nil {
-		return WebhookEndpoint{}, invalid(FieldError{
-			Type: "url_parsing", Loc: []any{"body", "url"}, Msg: err.Error(), Input: in.URL,
-		})
-	}
 	secret := webhook.NewSecret()
 	id := s.newID().String()
 	all := len(in.Events) == 0 || slices.Contains(in.Events, AllEvents)
 	var e WebhookEndpoint
 	err := s.writeRemembering(ctx, a, func() any { return e }, func(ctx context.Context, q store.Querier) error {
-		if _, err := q.GetPlatform(ctx, platformID.String()); err != nil {
+		p, err := q.GetPlatform(ctx, platformID.String())
+		if err != nil {
 			return notFound(err, "Platform not found.")
+		}
+		// https only for a production platform, whichever service registers the URL.
+		if err := webhook.CheckURL(in.URL, Environment(p.Environment) == Production, s.webhookAllow...); err != nil {
+			return invalid(FieldError{Type: "url_parsing", Loc: []any{"body", "url"}, Msg: err.Error(), Input: in.URL})
 		}
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
