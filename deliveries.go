@@ -264,9 +264,10 @@ func (s *Service) logAttempt(ctx context.Context, q store.Querier, d Delivery, a
 	return q.RecordDelivery(ctx, next)
 }
 
-// storableText is text every engine stores: valid UTF-8 without NUL.
+// storableText is s as every engine can store text: bytes that are not UTF-8 become
+// U+FFFD, and a NUL is dropped.
 func storableText(s string) string {
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
 // PendingDeliveries returns how many deliveries wait to be sent (or retried), and the

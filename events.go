@@ -40,11 +40,9 @@ func EventTypes() []string {
 	}
 }
 
-// Limits of the events list.
-const (
-	DefaultEventsPerPage = 20
-	MaxEventsPerPage     = 100
-)
+// DefaultEventsPerPage is how many events the list shows when not told; at most 100 may
+// be asked for (schema/events_list.json).
+const DefaultEventsPerPage = 20
 
 // Event is something that happened to a platform's data, as the events API shows it and
 // as a webhook delivers it (the body of a delivery is exactly its JSON). It is thin: the
@@ -90,7 +88,7 @@ type EventPage struct {
 }
 
 // EventQuery selects events of the list: after an event id (exclusive), of one type, at
-// most Limit (DefaultEventsPerPage when 0, at most MaxEventsPerPage). Its fields are the
+// most Limit (DefaultEventsPerPage when left out, at most 100). Its fields are the
 // query parameters as sent, "" for one left out.
 type EventQuery struct {
 	After, Type, Limit string

@@ -148,7 +148,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 	if err != nil {
 		return 0, err
 	}
-	source = strings.ReplaceAll(strings.ToValidUTF8(source, "\uFFFD"), "\x00", "")
+	source = storableText(source)
 	var setID int64
 	err = s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 		setID = 0

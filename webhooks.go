@@ -150,16 +150,17 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platfor
 		if err != nil {
 			return err
 		}
-		events := []string{AllEvents}
-		if !all {
-			events = in.Events
-			for _, t := range events {
-				if err := q.AddWebhookSubscription(ctx, queries.AddWebhookSubscriptionParams{EndpointID: id, Type: t}); err != nil {
-					return err
-				}
+		var subs []queries.WebhookSubscription // in the order given
+		for _, t := range in.Events {
+			if all {
+				break
 			}
+			if err := q.AddWebhookSubscription(ctx, queries.AddWebhookSubscriptionParams{EndpointID: id, Type: t}); err != nil {
+				return err
+			}
+			subs = append(subs, queries.WebhookSubscription{EndpointID: id, Type: t})
 		}
-		if e, err = endpointFromRow(row, events); err != nil {
+		if e, err = endpointFromRow(row, subs); err != nil {
 			return err
 		}
 		e.Secret = secret.Text()
@@ -193,17 +194,9 @@ func (s *Service) platformEndpoints(ctx context.Context, q store.Querier, platfo
 	if err != nil {
 		return nil, err
 	}
-	types := map[string][]string{}
-	for _, sub := range subs {
-		types[sub.EndpointID] = append(types[sub.EndpointID], sub.Type)
-	}
 	out := make([]WebhookEndpoint, 0, len(rows))
 	for _, r := range rows {
-		events := types[r.ID]
-		if r.AllEvents == 1 {
-			events = []string{AllEvents}
-		}
-		e, err := endpointFromRow(r, events)
+		e, err := endpointFromRow(r, subs)
 		if err != nil {
 			return nil, err
 		}
@@ -283,17 +276,13 @@ func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endp
 		if err != nil {
 			return notFound(err, "Webhook endpoint not found.")
 		}
-		all, err := s.platformEndpoints(ctx, q, platformID)
+		subs, err := q.ListWebhookSubscriptions(ctx, platformID.String())
 		if err != nil {
 			return err
 		}
-		for _, x := range all {
-			if x.ID.String() == row.ID {
-				e = x
-			}
-		}
+		e, err = endpointFromRow(row, subs)
 		e.Secret = secret
-		return nil
+		return err
 	})
 	return e, err
 }
@@ -303,10 +292,18 @@ func (s *Service) validateEndpointID(id string) error {
 	return err
 }
 
-func endpointFromRow(r queries.WebhookEndpoint, events []string) (WebhookEndpoint, error) {
+// endpointFromRow is the API's view of a stored endpoint, with its types among subs (the
+// subscriptions of its platform's endpoints), or AllEvents.
+func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscription) (WebhookEndpoint, error) {
 	created, err := parseTime(r.CreatedAt)
-	if events == nil {
+	events := []string{AllEvents}
+	if r.AllEvents == 0 {
 		events = []string{}
+		for _, sub := range subs {
+			if sub.EndpointID == r.ID {
+				events = append(events, sub.Type)
+			}
+		}
 	}
 	return WebhookEndpoint{
 		ID: uuid.MustParse(r.ID), URL: r.Url, Description: r.Description, Events: events,

@@ -21,14 +21,9 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 	var allow []netip.Prefix
 	fs.Func("webhook-allow-cidr", "let webhook endpoints be at addresses in `CIDR` although not public, "+
 		"e.g. 127.0.0.0/8 for local development (comma-separated or repeated; default: public addresses only)", func(v string) error {
-		for _, r := range strings.Split(v, ",") {
-			p, err := netip.ParsePrefix(strings.TrimSpace(r))
-			if err != nil {
-				return fmt.Errorf("not a CIDR range: %q", r)
-			}
-			allow = append(allow, p.Masked())
-		}
-		return nil
+		ranges, err := ParseCIDRs(v)
+		allow = append(allow, ranges...)
+		return err
 	})
 	return func() (Options, error) {
 		s, err := ParseSchedule(*schedule)
@@ -53,4 +48,18 @@ func Flags(fs *flag.FlagSet) func() (Options, error) {
 func (o Options) String() string {
 	return fmt.Sprintf("schedule %s, timeout %v, %d workers, retention %v, allow %v",
 		FormatSchedule(o.Schedule), o.Timeout, o.Workers, o.Retention, o.Allow)
+}
+
+// ParseCIDRs reads ranges separated by commas, as -webhook-allow-cidr takes them (and
+// $PAYMENTS_WEBHOOK_ALLOW_CIDR), each masked to its prefix.
+func ParseCIDRs(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, r := range strings.Split(v, ",") {
+		p, err := netip.ParsePrefix(strings.TrimSpace(r))
+		if err != nil {
+			return out, fmt.Errorf("not a CIDR range: %q", r)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -19,9 +19,6 @@ JOIN webhook_endpoints e ON e.id = s.endpoint_id
 WHERE e.platform_id = ? AND e.deleted_at IS NULL
 ORDER BY s.endpoint_id, s.type;
 
--- name: GetWebhookEndpoint :one
-SELECT * FROM webhook_endpoints WHERE id = ? AND platform_id = ? AND deleted_at IS NULL;
-
 -- name: GetDeliveryEndpoint :one
 SELECT * FROM webhook_endpoints WHERE id = ?;
 

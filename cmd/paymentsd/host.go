@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/dispatch"
 	"github.com/platform-payments/payments/internal/command"
 )
 
@@ -70,8 +71,9 @@ func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 		h.store = storeFlags(fs)
 		if c.Name == "webhook add" {
 			fs.Func("webhook-allow-cidr", "let the endpoint be at an address in `CIDR` although not public, as serve's flag "+
-				"(comma-separated or repeated; default $"+envAllowCIDR+")", func(v string) (err error) {
-				h.allow, err = parseCIDRs(h.allow, v)
+				"(comma-separated or repeated; default $"+envAllowCIDR+")", func(v string) error {
+				ranges, err := dispatch.ParseCIDRs(v)
+				h.allow = append(h.allow, ranges...)
 				return err
 			})
 		}
@@ -96,7 +98,7 @@ func (h *host) Service(ctx context.Context, fn func(*payments.Service) error) er
 	allow := h.allow
 	if v := os.Getenv(envAllowCIDR); allow == nil && v != "" {
 		var err error
-		if allow, err = parseCIDRs(nil, v); err != nil {
+		if allow, err = dispatch.ParseCIDRs(v); err != nil {
 			return command.Usagef("$%s: %v", envAllowCIDR, err)
 		}
 	}
@@ -107,18 +109,6 @@ func (h *host) Service(ctx context.Context, fn func(*payments.Service) error) er
 // administration commands honour too: an operator's webhook add accepts what the
 // server it runs beside does.
 const envAllowCIDR = "PAYMENTS_WEBHOOK_ALLOW_CIDR"
-
-// parseCIDRs adds the comma-separated ranges of v to list.
-func parseCIDRs(list []netip.Prefix, v string) ([]netip.Prefix, error) {
-	for _, r := range strings.Split(v, ",") {
-		p, err := netip.ParsePrefix(strings.TrimSpace(r))
-		if err != nil {
-			return list, fmt.Errorf("not a CIDR range: %q", r)
-		}
-		list = append(list, p.Masked())
-	}
-	return list, nil
-}
 
 func (h *host) ReadFile(name string) ([]byte, error) {
 	if name != "-" {

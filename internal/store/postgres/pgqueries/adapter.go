@@ -275,11 +275,6 @@ func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParam
 	return queries.Payee(r), err
 }
 
-func (a Adapter) GetWebhookEndpoint(ctx context.Context, arg queries.GetWebhookEndpointParams) (queries.WebhookEndpoint, error) {
-	r, err := a.Q.GetWebhookEndpoint(ctx, GetWebhookEndpointParams(arg))
-	return queries.WebhookEndpoint(r), err
-}
-
 func (a Adapter) IdempotencyOutcomesAfter(ctx context.Context, arg queries.IdempotencyOutcomesAfterParams) ([]queries.IdempotencyOutcomesAfterRow, error) {
 	rows, err := a.Q.IdempotencyOutcomesAfter(ctx, IdempotencyOutcomesAfterParams(arg))
 	if err != nil {

@@ -180,9 +180,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
 	}
-	if q.getWebhookEndpointStmt, err = db.PrepareContext(ctx, getWebhookEndpoint); err != nil {
-		return nil, fmt.Errorf("error preparing query GetWebhookEndpoint: %w", err)
-	}
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
 	}
@@ -580,11 +577,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
 		}
 	}
-	if q.getWebhookEndpointStmt != nil {
-		if cerr := q.getWebhookEndpointStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing getWebhookEndpointStmt: %w", cerr)
-		}
-	}
 	if q.idempotencyOutcomesAfterStmt != nil {
 		if cerr := q.idempotencyOutcomesAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
@@ -896,7 +888,6 @@ type Queries struct {
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
-	getWebhookEndpointStmt              *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	keepSuccessAsAttemptStmt            *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
@@ -999,7 +990,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
-		getWebhookEndpointStmt:              q.getWebhookEndpointStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		keepSuccessAsAttemptStmt:            q.keepSuccessAsAttemptStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,

@@ -76,7 +76,6 @@ type Querier interface {
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
-	GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
 	// Before a resend: the delivery's success becomes a row of webhook_attempts.
 	KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error

@@ -21,9 +21,6 @@ JOIN webhook_endpoints e ON e.id = s.endpoint_id
 WHERE e.platform_id = $1 AND e.deleted_at IS NULL
 ORDER BY s.endpoint_id, s.type;
 
--- name: GetWebhookEndpoint :one
-SELECT * FROM webhook_endpoints WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL;
-
 -- name: GetDeliveryEndpoint :one
 SELECT * FROM webhook_endpoints WHERE id = $1;
 

@@ -263,36 +263,6 @@ func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEn
 	return i, err
 }
 
-const getWebhookEndpoint = `-- name: GetWebhookEndpoint :one
-SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL
-`
-
-type GetWebhookEndpointParams struct {
-	ID         string
-	PlatformID string
-}
-
-func (q *Queries) GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error) {
-	row := q.queryRow(ctx, q.getWebhookEndpointStmt, getWebhookEndpoint, arg.ID, arg.PlatformID)
-	var i WebhookEndpoint
-	err := row.Scan(
-		&i.ID,
-		&i.PlatformID,
-		&i.Url,
-		&i.Description,
-		&i.AllEvents,
-		&i.Status,
-		&i.DisabledReason,
-		&i.SecretSealed,
-		&i.PreviousSecretSealed,
-		&i.PreviousUntil,
-		&i.FailingSince,
-		&i.CreatedAt,
-		&i.DeletedAt,
-	)
-	return i, err
-}
-
 const keepSuccessAsAttempt = `-- name: KeepSuccessAsAttempt :exec
 INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
 SELECT d.event_id, d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, NULL, d.success_latency, d.success_answer
