@@ -282,6 +282,10 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 			return Errorf(CodeNotFound, "Webhook endpoint not found.")
 		}
 		for _, id := range out.EndpointIDs {
+			held := queries.HoldDeliveryParams{EventID: ev.ID, EndpointID: id.String()}
+			if err := q.HoldDelivery(ctx, held); err != nil {
+				return err
+			}
 			if err := q.KeepSuccessAsAttempt(ctx, queries.KeepSuccessAsAttemptParams{EventID: ev.ID, EndpointID: id.String()}); err != nil {
 				return err
 			}

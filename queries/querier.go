@@ -72,6 +72,9 @@ type Querier interface {
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
+	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
+	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
+	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
 	// Before a resend: the delivery's success becomes a row of webhook_attempts.
 	KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error

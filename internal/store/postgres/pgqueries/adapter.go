@@ -275,6 +275,10 @@ func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParam
 	return queries.Payee(r), err
 }
 
+func (a Adapter) HoldDelivery(ctx context.Context, arg queries.HoldDeliveryParams) error {
+	return a.Q.HoldDelivery(ctx, HoldDeliveryParams(arg))
+}
+
 func (a Adapter) IdempotencyOutcomesAfter(ctx context.Context, arg queries.IdempotencyOutcomesAfterParams) ([]queries.IdempotencyOutcomesAfterRow, error) {
 	rows, err := a.Q.IdempotencyOutcomesAfter(ctx, IdempotencyOutcomesAfterParams(arg))
 	if err != nil {

@@ -180,6 +180,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
 	}
+	if q.holdDeliveryStmt, err = db.PrepareContext(ctx, holdDelivery); err != nil {
+		return nil, fmt.Errorf("error preparing query HoldDelivery: %w", err)
+	}
 	if q.idempotencyOutcomesAfterStmt, err = db.PrepareContext(ctx, idempotencyOutcomesAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query IdempotencyOutcomesAfter: %w", err)
 	}
@@ -577,6 +580,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
 		}
 	}
+	if q.holdDeliveryStmt != nil {
+		if cerr := q.holdDeliveryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing holdDeliveryStmt: %w", cerr)
+		}
+	}
 	if q.idempotencyOutcomesAfterStmt != nil {
 		if cerr := q.idempotencyOutcomesAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing idempotencyOutcomesAfterStmt: %w", cerr)
@@ -888,6 +896,7 @@ type Queries struct {
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
+	holdDeliveryStmt                    *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	keepSuccessAsAttemptStmt            *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
@@ -990,6 +999,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
+		holdDeliveryStmt:                    q.holdDeliveryStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		keepSuccessAsAttemptStmt:            q.keepSuccessAsAttemptStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,

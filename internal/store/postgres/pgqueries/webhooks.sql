@@ -100,6 +100,12 @@ SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND
     success_answer = sqlc.arg(answer)::text
 WHERE id = sqlc.arg(id) AND success_attempt IS NULL;
 
+-- name: HoldDelivery :exec
+-- Waits for, and holds until the commit, the delivery's row: an attempt being recorded
+-- meanwhile is seen whole by the statements that follow (a resend keeps its success).
+UPDATE webhook_deliveries SET resent = resent
+WHERE event_id = sqlc.arg(event_id) AND endpoint_id = sqlc.arg(endpoint_id);
+
 -- name: KeepSuccessAsAttempt :exec
 -- Before a resend: the delivery's success becomes a row of webhook_attempts.
 INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)

@@ -263,6 +263,23 @@ func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEn
 	return i, err
 }
 
+const holdDelivery = `-- name: HoldDelivery :exec
+UPDATE webhook_deliveries SET resent = resent
+WHERE event_id = $1 AND endpoint_id = $2
+`
+
+type HoldDeliveryParams struct {
+	EventID    string
+	EndpointID string
+}
+
+// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
+// meanwhile is seen whole by the statements that follow (a resend keeps its success).
+func (q *Queries) HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error {
+	_, err := q.exec(ctx, q.holdDeliveryStmt, holdDelivery, arg.EventID, arg.EndpointID)
+	return err
+}
+
 const keepSuccessAsAttempt = `-- name: KeepSuccessAsAttempt :exec
 INSERT INTO webhook_attempts (event_id, endpoint_id, attempt, attempted_at, status_code, error, latency_ms, response)
 SELECT d.event_id, d.endpoint_id, d.success_attempt, d.succeeded_at, d.success_status, NULL, d.success_latency, d.success_answer
