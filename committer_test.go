@@ -88,11 +88,9 @@ func committed(svc *payments.Service) [2]int64 {
 	return [2]int64{b, o}
 }
 
-// TestGroupCommit tests the SQLite engine's group committer (PostgreSQL commits each
-// operation on its own). What a write promises on both engines is TestWrite's, and
-// concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
+// TestGroupCommit tests the engine's group committer. What a write promises is
+// TestWrite's, and concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
 func TestGroupCommit(t *testing.T) {
-	sqliteOnly(t)
 	ctx := context.Background()
 
 	t.Run("OKConcurrentCreates", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/postgres"
 	"github.com/platform-payments/payments/internal/store/sqlite"
 )
 
@@ -45,18 +46,26 @@ func (s *Service) Committed() (batches, ops int64) {
 	return st.Commits, st.CommittedOps
 }
 
-// BreakNextCommit makes SQLite refuse the next batch's COMMIT, as it refuses one that
-// leaves a deferred foreign key violated: a child row without its parent, in temporary
-// tables made for it in the batch's transaction.
+// BreakNextCommit makes the database refuse the next batch's COMMIT, as it refuses one
+// that leaves a deferred foreign key violated: a child row without its parent, in
+// temporary tables made for it in the batch's transaction.
 func (s *Service) BreakNextCommit() {
+	stmts := []string{
+		"PRAGMA defer_foreign_keys = ON",
+		"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY)",
+		"CREATE TEMP TABLE broken_child (parent INTEGER REFERENCES broken_parent (id))",
+		"INSERT INTO broken_child VALUES (1)",
+	}
+	if _, ok := s.store.(*postgres.Store); ok {
+		stmts = []string{
+			"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY) ON COMMIT DROP",
+			"CREATE TEMP TABLE broken_child (parent INTEGER REFERENCES broken_parent (id) DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP",
+			"INSERT INTO broken_child VALUES (1)",
+		}
+	}
 	s.committer().BeforeCommit(func(ctx context.Context, tx *sql.Tx) error {
 		s.committer().BeforeCommit(nil) // once
-		for _, stmt := range []string{
-			"PRAGMA defer_foreign_keys = ON",
-			"CREATE TEMP TABLE broken_parent (id INTEGER PRIMARY KEY)",
-			"CREATE TEMP TABLE broken_child (parent INTEGER REFERENCES broken_parent (id))",
-			"INSERT INTO broken_child VALUES (1)",
-		} {
+		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
@@ -65,5 +74,16 @@ func (s *Service) BreakNextCommit() {
 	})
 }
 
-// committer is the store of a service on SQLite, whose group committer the tests watch.
-func (s *Service) committer() *sqlite.Store { return s.store.(*sqlite.Store) }
+// groupCommitter is what the tests watch of an engine's group committer.
+type groupCommitter interface {
+	WritesWaiting() int64
+	BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error)
+}
+
+var (
+	_ groupCommitter = (*sqlite.Store)(nil)
+	_ groupCommitter = (*postgres.Store)(nil)
+)
+
+// committer is the store of the service, whose group committer the tests watch.
+func (s *Service) committer() groupCommitter { return s.store.(groupCommitter) }

@@ -97,54 +97,42 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 	var u User
 	err = s.writeRemembering(ctx, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
-		// user count, raised here (which locks the platform's row until the write
-		// commits) and taken by the insert.
-		n, err := q.CountNewUser(ctx, platformID.String())
-		if err == nil && n == 0 {
-			return Errorf(CodeNotFound, "Platform not found.")
-		}
+		// user count, raised by CreateUserRows, which locks the platform's row until the
+		// write commits. The clock is read here, and CreateUserRows times the user no
+		// earlier than the one before, so that creation times follow the creation order
+		// List Users pages by, however many instances create users.
+		created := formatTime(s.Now())
+		event, err := s.event(platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
 		if err != nil {
 			return err
 		}
-		// The clock is read holding that lock, so that creation times follow the creation
-		// order List Users pages by, however many instances create users.
-		created := formatTime(s.Now())
-		row, err := q.CreateUser(ctx, queries.CreateUserParams{
-			ID:               id,
-			PlatformID:       platformID.String(),
-			Name:             in.Name,
-			Email:            in.Email,
-			EmailKey:         emailKey,
-			PhoneCountryCode: in.PhoneCountryCode,
-			Phone:            in.Phone,
-			CreatedAt:        created,
+		row, deliveries, err := q.CreateUserRows(ctx, store.NewUserRows{
+			User: queries.CreateUserParams{
+				ID:               id,
+				PlatformID:       platformID.String(),
+				Name:             in.Name,
+				Email:            in.Email,
+				EmailKey:         emailKey,
+				PhoneCountryCode: in.PhoneCountryCode,
+				Phone:            in.Phone,
+				CreatedAt:        created,
+			},
+			Wallet: queries.CreateWalletParams{ID: s.newID().String(), Currency: defaultCurrency},
+			Settings: queries.CreateUserSettingsParams{
+				Currency:             defaultCurrency,
+				Timezone:             defaultTimezone,
+				Language:             defaultLanguage,
+				NotificationsEnabled: 1,
+				TwoFactorEnabled:     0,
+			},
+			Event: event,
 		})
 		if err != nil {
-			return s.storeError(err)
+			return notFound(s.storeError(err), "Platform not found.")
 		}
-		if u, err = userFromRow(row); err != nil {
-			return err
-		}
-		if err := q.CreateWallet(ctx, queries.CreateWalletParams{
-			ID:        s.newID().String(),
-			UserID:    id,
-			Currency:  defaultCurrency,
-			CreatedAt: created,
-		}); err != nil {
-			return err
-		}
-		if err := q.CreateUserSettings(ctx, queries.CreateUserSettingsParams{
-			UserID:               id,
-			Currency:             defaultCurrency,
-			Timezone:             defaultTimezone,
-			Language:             defaultLanguage,
-			NotificationsEnabled: 1,
-			TwoFactorEnabled:     0,
-			CreatedAt:            created,
-		}); err != nil {
-			return err
-		}
-		return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
+		s.delivering(deliveries)
+		u, err = userFromRow(row)
+		return err
 	})
 	if err != nil {
 		return User{}, err

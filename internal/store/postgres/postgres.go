@@ -1,11 +1,11 @@
 // Package postgres is the PostgreSQL engine of the payments store, for many instances of
-// the service on one database: every write operation is a transaction of its own (READ
-// COMMITTED), retried when the database aborts it to resolve a deadlock or a
-// serialization failure; reads that must agree are one REPEATABLE READ transaction. What
-// makes concurrent instances correct is in the SQL (pgqueries): the platform's user count
-// raised by an UPDATE that locks its row, the user's row locked before its default
-// account changes (LockUser), unique constraints named so that a duplicate maps to its
-// conflict.
+// the service on one database: each instance runs the write operations waiting together
+// as one transaction (READ COMMITTED) of its group committer (committer.go), run again
+// when the database aborts it to resolve a deadlock or a serialization failure; reads
+// that must agree are one REPEATABLE READ transaction. What makes concurrent instances
+// correct is in the SQL (pgqueries): the platform's user count raised by an UPDATE that
+// locks its row, the user's row locked before its default account changes (LockUser),
+// unique constraints named so that a duplicate maps to its conflict.
 package postgres
 
 import (
@@ -14,20 +14,19 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"path"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
 )
 
@@ -37,9 +36,11 @@ type Store struct {
 	// pq is the pool's prepared statements, readQ the same behind store.Querier.
 	pq    *pgqueries.Queries
 	readQ pgqueries.Adapter
-	// commits counts the write transactions committed: each one operation's.
-	commits atomic.Int64
-	// txs counts the transactions under way (write, read), which close waits for before
+	// commit runs every write operation, in batches (committer.go); beforeCommit is
+	// its tests' hook.
+	commit       *groupcommit.Committer
+	beforeCommit beforeCommitHook
+	// txs counts the read transactions under way, which close waits for before
 	// it closes the prepared statements they use: database/sql re-prepares a closed
 	// statement in a transaction, and its Commit can then hang. mu guards closed.
 	txs    sync.WaitGroup
@@ -96,13 +97,6 @@ func Accepts(dsn string) bool {
 // zero: four per core, at least eight.
 func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
-// Attempts of a write the database aborted to resolve a conflict, and the pause before
-// the first retry (doubled each time, with jitter).
-const (
-	pgWriteAttempts = 8
-	pgRetryPause    = 2 * time.Millisecond
-)
-
 // Open opens the PostgreSQL database dsn names. The migrations (with cfg's Setup and
 // Steps in their transaction) run holding an advisory lock of the schema, so that
 // instances starting together do them once.
@@ -112,6 +106,7 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
 	st := &Store{db: db}
+	st.commit = groupcommit.New(maxBatch, st.runBatch)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())
@@ -143,6 +138,7 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
 	st.readQ = pgqueries.NewAdapter(st.pq)
+	st.commit.Start()
 	if cfg.Opened != nil {
 		if err := cfg.Opened(ctx, st); err != nil {
 			return nil, err
@@ -253,9 +249,10 @@ func KeyFile(dsn string) string {
 	return "postgres-" + name + ".key"
 }
 
-// Close lets the transactions under way end, then closes the prepared statements and the
-// pool; later operations fail. Safe to call again.
+// Close lets the batch and the reads under way end, then closes the prepared statements
+// and the pool; later operations fail. Safe to call again.
 func (st *Store) Close() error {
+	st.commit.Stop()
 	st.mu.Lock()
 	st.closed = true
 	st.mu.Unlock()
@@ -265,46 +262,6 @@ func (st *Store) Close() error {
 		errs = append(errs, st.pq.Close()) // closing twice is a no-op
 	}
 	return errors.Join(append(errs, st.db.Close())...)
-}
-
-// Write runs fn in a transaction of its own, committed before write returns, and runs it
-// again (in a new transaction) when the database aborted it to break a deadlock or a
-// serialization failure. A ctx done before the transaction begins drops the operation.
-func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !st.enter() {
-		return store.ErrClosed
-	}
-	defer st.txs.Done()
-	// Begun, the operation is not the caller's to interrupt (as in the SQLite engine).
-	ctx = context.WithoutCancel(ctx)
-	pause := pgRetryPause
-	for attempt := 1; ; attempt++ {
-		err := st.tryWrite(ctx, fn)
-		if attempt == pgWriteAttempts || !retryable(err) {
-			return err
-		}
-		time.Sleep(pause/2 + rand.N(pause)) // #nosec G404 -- jitter, not a secret
-		pause *= 2
-	}
-}
-
-func (st *Store) tryWrite(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	tx, err := st.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("payments: begin: %w", err)
-	}
-	defer tx.Rollback() // after a COMMIT, a no-op; on a panic, undoes the operation
-	if err := fn(ctx, pgqueries.NewAdapter(st.pq.WithTx(tx))); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("payments: commit: %w", err)
-	}
-	st.commits.Add(1)
-	return nil
 }
 
 // retryable reports whether err is PostgreSQL aborting a transaction that would succeed
@@ -367,11 +324,9 @@ func (st *Store) Ping(ctx context.Context) error {
 	return st.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-// Stats reports the pool, and the commits: each write is a transaction of its own, a
-// batch of one.
+// Stats reports the pool, and the committer's batches.
 func (st *Store) Stats() store.Stats {
-	n := st.commits.Load()
-	batches := make([]int64, store.BatchBuckets)
-	batches[0] = n
-	return store.Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}, Commits: n, CommittedOps: n, CommitBatches: batches}
+	out := store.Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}}
+	st.commit.Stats(&out)
+	return out
 }

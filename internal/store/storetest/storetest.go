@@ -7,6 +7,7 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -88,17 +89,26 @@ func newPlatform(ctx context.Context, q store.Querier) (string, error) {
 	})
 }
 
-// newUser adds a user of the platform, as Create User does: the platform's count raised,
-// then the user numbered by it.
+// newUser adds a user of the platform, as Create User does (CreateUserRows): the
+// platform's count raised, the user numbered by it, with its wallet, settings and event.
 func newUser(ctx context.Context, q store.Querier, platformID, email string) (string, error) {
-	if _, err := q.CountNewUser(ctx, platformID); err != nil {
-		return "", err
-	}
-	u, err := q.CreateUser(ctx, queries.CreateUserParams{
-		ID: uuid.NewString(), PlatformID: platformID, Name: "Storetest User",
-		Email: &email, EmailKey: &email, CreatedAt: now(),
-	})
+	u, _, err := q.CreateUserRows(ctx, newUserRows(platformID, email))
 	return u.ID, err
+}
+
+// newUserRows are the rows of a new user of the platform.
+func newUserRows(platformID, email string) store.NewUserRows {
+	at := now()
+	return store.NewUserRows{
+		User: queries.CreateUserParams{
+			ID: uuid.NewString(), PlatformID: platformID, Name: "Storetest User",
+			Email: &email, EmailKey: &email, CreatedAt: at,
+		},
+		Wallet:   queries.CreateWalletParams{ID: uuid.NewString(), Currency: "USD"},
+		Settings: queries.CreateUserSettingsParams{Currency: "USD", Timezone: "UTC", Language: "en", NotificationsEnabled: 1},
+		Event: queries.CreateEventParams{ID: uuid.NewString(), PlatformID: platformID, Type: "user.created",
+			CreatedAt: at, Payload: "{}"},
+	}
 }
 
 // platformWithUser adds a platform with one user, and returns their ids.
@@ -207,8 +217,17 @@ func (h *harness) testWrite(t *testing.T) {
 		return err
 	})
 
-	refused := errors.New("refused")
+	// CreateUserRows for a platform that does not exist writes nothing.
 	err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+		_, _, err := q.CreateUserRows(ctx, newUserRows(uuid.NewString(), "nobody@example.com"))
+		return err
+	})
+	if !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("CreateUserRows without a platform: %v, want sql.ErrNoRows", err)
+	}
+
+	refused := errors.New("refused")
+	err = st.Write(ctx, func(ctx context.Context, q store.Querier) error {
 		if _, err := newUser(ctx, q, platformID, "undone@example.com"); err != nil {
 			return err
 		}

@@ -99,6 +99,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createUserStmt, err = db.PrepareContext(ctx, createUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUser: %w", err)
 	}
+	if q.createUserRowsStmt, err = db.PrepareContext(ctx, createUserRows); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUserRows: %w", err)
+	}
 	if q.createUserSettingsStmt, err = db.PrepareContext(ctx, createUserSettings); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUserSettings: %w", err)
 	}
@@ -443,6 +446,11 @@ func (q *Queries) Close() error {
 	if q.createUserStmt != nil {
 		if cerr := q.createUserStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createUserStmt: %w", cerr)
+		}
+	}
+	if q.createUserRowsStmt != nil {
+		if cerr := q.createUserRowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUserRowsStmt: %w", cerr)
 		}
 	}
 	if q.createUserSettingsStmt != nil {
@@ -869,6 +877,7 @@ type Queries struct {
 	createPlatformStmt                  *sql.Stmt
 	createRuleSetStmt                   *sql.Stmt
 	createUserStmt                      *sql.Stmt
+	createUserRowsStmt                  *sql.Stmt
 	createUserSettingsStmt              *sql.Stmt
 	createWalletStmt                    *sql.Stmt
 	createWebhookEndpointStmt           *sql.Stmt
@@ -972,6 +981,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createPlatformStmt:                  q.createPlatformStmt,
 		createRuleSetStmt:                   q.createRuleSetStmt,
 		createUserStmt:                      q.createUserStmt,
+		createUserRowsStmt:                  q.createUserRowsStmt,
 		createUserSettingsStmt:              q.createUserSettingsStmt,
 		createWalletStmt:                    q.createWalletStmt,
 		createWebhookEndpointStmt:           q.createWebhookEndpointStmt,

@@ -22,14 +22,15 @@ func (q *Queries) AdvisoryXactLock(ctx context.Context, key int64) error {
 
 const lockUserForUpdate = `-- name: LockUserForUpdate :one
 
-SELECT id FROM users WHERE id = $1 FOR UPDATE
+SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE
 `
 
 // PostgreSQL only: row locks where many instances may change the same thing at once.
 // SQLite needs none (one writer at a time; its engine rejects FOR UPDATE).
 // Taken before a default-account change (ClearDefaultAccount, then CreateBankAccount with
 // is_default): concurrent changes for one user run one after the other instead of
-// failing on bank_accounts_one_default.
+// failing on bank_accounts_one_default. NO KEY UPDATE: the inserts of other writes that
+// refer to the user (their foreign keys take KEY SHARE) need not wait for it.
 func (q *Queries) LockUserForUpdate(ctx context.Context, id string) (string, error) {
 	row := q.queryRow(ctx, q.lockUserForUpdateStmt, lockUserForUpdate, id)
 	var id_2 string

@@ -189,6 +189,11 @@ type User struct {
 	CreatedAt        string
 }
 
+type UserClock struct {
+	PlatformID string
+	LastUserAt string
+}
+
 type UserSetting struct {
 	UserID               string
 	Currency             string

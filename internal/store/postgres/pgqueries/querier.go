@@ -42,6 +42,13 @@ type Querier interface {
 	CreateRuleSet(ctx context.Context, arg CreateRuleSetParams) (int64, error)
 	// pw_id is the platform's user count, which CountNewUser has just raised.
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
+	// PostgreSQL only: CountNewUser, CreateUser, CreateWallet, CreateUserSettings and
+	// EmitEvent in one statement, one round trip (store.Querier's CreateUserRows). The
+	// platform's row, raised and locked first, numbers the user; its clock (user_clocks) times
+	// it: created_at is the later of the time given and the previous user's, so that creation
+	// times follow pw_id whichever instance created the user before. No row when the platform
+	// does not exist; deliveries is the count of pending deliveries of the event.
+	CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error)
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error
 	// Webhook endpoints, deliveries and attempts, as queries/webhooks.sql; deliveries are
@@ -104,7 +111,8 @@ type Querier interface {
 	// SQLite needs none (one writer at a time; its engine rejects FOR UPDATE).
 	// Taken before a default-account change (ClearDefaultAccount, then CreateBankAccount with
 	// is_default): concurrent changes for one user run one after the other instead of
-	// failing on bank_accounts_one_default.
+	// failing on bank_accounts_one_default. NO KEY UPDATE: the inserts of other writes that
+	// refer to the user (their foreign keys take KEY SHARE) need not wait for it.
 	LockUserForUpdate(ctx context.Context, id string) (string, error)
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error

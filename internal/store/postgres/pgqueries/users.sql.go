@@ -60,6 +60,132 @@ func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, e
 	return i, err
 }
 
+const createUserRows = `-- name: CreateUserRows :one
+WITH counted AS (
+    UPDATE platforms SET user_count = user_count + 1
+    WHERE platforms.id = $1
+    RETURNING platforms.id, user_count
+), clock AS (
+    INSERT INTO user_clocks AS old (platform_id, last_user_at)
+    SELECT c.id, $2::text FROM counted c
+    ON CONFLICT (platform_id) DO UPDATE SET last_user_at = GREATEST(old.last_user_at, excluded.last_user_at)
+    RETURNING last_user_at
+), u AS (
+    INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+    SELECT $3::text, c.id, c.user_count, $4::text, $5::text,
+        $6::text, $7::text, $8::text, t.last_user_at
+    FROM counted c, clock t
+    RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
+), w AS (
+    INSERT INTO wallets (id, user_id, currency, balance, created_at)
+    SELECT $9::text, u.id, $10::text, '0', u.created_at FROM u
+), s AS (
+    INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
+    SELECT u.id, $11::text, $12::text, $13::text,
+        $14::bigint, $15::bigint, u.created_at
+    FROM u
+), ev AS (
+    INSERT INTO events (id, platform_id, type, created_at, payload)
+    SELECT $16::text, u.platform_id, $17::text, $18::text, $19::text
+    FROM u
+    RETURNING id, platform_id, type, created_at
+), d AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+    SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
+    FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
+    WHERE e.status = 'enabled' AND e.deleted_at IS NULL
+      AND (e.all_events = 1 OR EXISTS (
+          SELECT 1 FROM webhook_subscriptions sub WHERE sub.endpoint_id = e.id AND sub.type = ev.type))
+    RETURNING 1
+)
+SELECT u.row_id, u.id, u.platform_id, u.pw_id, u.name, u.email, u.email_key, u.phone_country_code, u.phone,
+    u.verified_at, u.created_at, (SELECT count(*) FROM d) AS deliveries
+FROM u
+`
+
+type CreateUserRowsParams struct {
+	PlatformID           string
+	CreatedAt            string
+	ID                   string
+	Name                 string
+	Email                *string
+	EmailKey             *string
+	PhoneCountryCode     *string
+	Phone                *string
+	WalletID             string
+	WalletCurrency       string
+	SettingsCurrency     string
+	Timezone             string
+	Language             string
+	NotificationsEnabled int64
+	TwoFactorEnabled     int64
+	EventID              string
+	EventType            string
+	EventAt              string
+	Payload              string
+}
+
+type CreateUserRowsRow struct {
+	RowID            int64
+	ID               string
+	PlatformID       string
+	PwID             int64
+	Name             string
+	Email            *string
+	EmailKey         *string
+	PhoneCountryCode *string
+	Phone            *string
+	VerifiedAt       *string
+	CreatedAt        string
+	Deliveries       int64
+}
+
+// PostgreSQL only: CountNewUser, CreateUser, CreateWallet, CreateUserSettings and
+// EmitEvent in one statement, one round trip (store.Querier's CreateUserRows). The
+// platform's row, raised and locked first, numbers the user; its clock (user_clocks) times
+// it: created_at is the later of the time given and the previous user's, so that creation
+// times follow pw_id whichever instance created the user before. No row when the platform
+// does not exist; deliveries is the count of pending deliveries of the event.
+func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error) {
+	row := q.queryRow(ctx, q.createUserRowsStmt, createUserRows,
+		arg.PlatformID,
+		arg.CreatedAt,
+		arg.ID,
+		arg.Name,
+		arg.Email,
+		arg.EmailKey,
+		arg.PhoneCountryCode,
+		arg.Phone,
+		arg.WalletID,
+		arg.WalletCurrency,
+		arg.SettingsCurrency,
+		arg.Timezone,
+		arg.Language,
+		arg.NotificationsEnabled,
+		arg.TwoFactorEnabled,
+		arg.EventID,
+		arg.EventType,
+		arg.EventAt,
+		arg.Payload,
+	)
+	var i CreateUserRowsRow
+	err := row.Scan(
+		&i.RowID,
+		&i.ID,
+		&i.PlatformID,
+		&i.PwID,
+		&i.Name,
+		&i.Email,
+		&i.EmailKey,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.VerifiedAt,
+		&i.CreatedAt,
+		&i.Deliveries,
+	)
+	return i, err
+}
+
 const createUserSettings = `-- name: CreateUserSettings :exec
 INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7)

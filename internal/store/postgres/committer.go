@@ -1,0 +1,189 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/groupcommit"
+	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
+)
+
+// Group commit: each instance runs the write operations waiting together as one
+// transaction (groupcommit), so that one WAL flush covers them all and a row many of them
+// lock (a platform's user count) is taken once per batch rather than once per operation,
+// each operation waiting for the flush of the one before.
+//
+// PostgreSQL aborts a whole transaction on an error, so an operation that fails must not
+// cost the others: a batch runs first without savepoints (a savepoint and its release are
+// two round trips per operation), and when one of its operations fails it is rolled back
+// whole and run again with a savepoint around each operation, where the one that fails
+// is undone alone. A batch the database aborts to resolve a deadlock or a serialization
+// failure is run again whole, after a pause.
+
+// maxBatch bounds the operations of a transaction: PostgreSQL keeps the subtransactions
+// of a transaction in a cache of 64 per backend, and past it every snapshot taken
+// anywhere in the cluster must consult pg_subtrans; a batch run with savepoints makes one
+// subtransaction per operation.
+const maxBatch = 64
+
+// Attempts of a batch the database aborted to resolve a conflict, and the pause before
+// the first retry (doubled each time, with jitter).
+const (
+	pgWriteAttempts = 8
+	pgRetryPause    = 2 * time.Millisecond
+)
+
+// Write runs fn as one write operation of its batch's transaction: kept whole (fn returned
+// nil) or undone whole (fn returned an error or panicked), and committed when Write
+// returns nil. fn may run more than once: when the batch is run again.
+func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	return st.commit.Write(ctx, fn)
+}
+
+// runBatch runs batch in one transaction and returns each operation's result.
+func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
+	results := make([]groupcommit.Result, len(batch))
+	// An operation given up before its turn is never run (its turn is its first): the
+	// others are run whatever their contexts do meanwhile, and again if the batch is.
+	b := &pgBatch{ops: batch, results: results, run: make([]bool, len(batch)), turned: make([]bool, len(batch))}
+	// Savepoints are for a batch of several operations that failed once without them.
+	careful := false
+	pause := pgRetryPause
+	for attempt := 1; ; attempt++ {
+		err := st.tryBatch(b, careful)
+		switch {
+		case errors.Is(err, errOpFailed):
+			careful = true
+			attempt-- // not the database's refusal: no pause, no attempt spent
+			continue
+		case err != nil && retryable(err) && attempt < pgWriteAttempts:
+			time.Sleep(pause/2 + rand.N(pause)) // #nosec G404 -- jitter, not a secret
+			pause *= 2
+			continue
+		case err != nil:
+			// Nothing of the batch is kept: every operation that ran gets err, but for
+			// those that failed alone, which keep their own error.
+			for i := range results {
+				if b.run[i] && results[i].OK() {
+					results[i] = groupcommit.Result{Err: err}
+				}
+			}
+		}
+		return results
+	}
+}
+
+// errOpFailed is tryBatch's report that an operation failed in a batch run without
+// savepoints: the transaction was rolled back, to be run again with them.
+var errOpFailed = errors.New("an operation failed without a savepoint")
+
+// pgBatch is a batch of operations, their results, and which of them had their turn
+// (turned) and are run (run: not given up before it).
+type pgBatch struct {
+	ops         []*groupcommit.Op
+	results     []groupcommit.Result
+	run, turned []bool
+}
+
+// tryBatch runs the operations of b, in one transaction, into b.results, and commits. An
+// error is the transaction's (nothing of the batch kept): a retryable one when the
+// database aborted it, errOpFailed when an operation failed without a savepoint. With
+// nil, each result is its operation's own.
+func (st *Store) tryBatch(b *pgBatch, careful bool) error {
+	// The transaction belongs to the batch, not to any caller: no caller's context may
+	// end it.
+	ctx := context.Background()
+	tx, err := st.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer tx.Rollback() // after a COMMIT, a no-op; otherwise undoes the batch
+	q := pgqueries.NewAdapter(st.pq.WithTx(tx))
+	several := len(b.ops) > 1
+	var sp groupcommit.Savepoints
+	if careful && several {
+		sp = savepoints{tx}
+	}
+	kept := 0
+	for i := range b.ops {
+		if b.run[i] {
+			b.results[i] = groupcommit.Result{} // of an earlier attempt
+		}
+	}
+	for i, op := range b.ops {
+		if !b.turned[i] {
+			b.turned[i] = true
+			if err := op.GivenUp(); err != nil {
+				b.results[i] = groupcommit.Result{Err: err}
+				continue
+			}
+			b.run[i] = true
+		}
+		if !b.run[i] {
+			continue
+		}
+		r, txErr := groupcommit.RunOp(ctx, sp, q, op)
+		switch {
+		case txErr != nil:
+			return fmt.Errorf("payments: batch transaction: %w", txErr)
+		case r.Err != nil && retryable(r.Err):
+			// The database aborted the transaction to break a deadlock or a
+			// serialization failure: the whole batch is run again.
+			return r.Err
+		case !r.OK() && sp == nil && several:
+			return errOpFailed
+		}
+		b.results[i] = r
+		if r.OK() {
+			kept++
+		}
+	}
+	if kept == 0 {
+		return nil // nothing to keep: the deferred rollback undoes what failed
+	}
+	if hook := st.beforeCommit.Load(); hook != nil {
+		if err := (*hook)(ctx, tx); err != nil {
+			return fmt.Errorf("payments: commit: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("payments: commit: %w", err)
+	}
+	st.commit.Committed(kept)
+	return nil
+}
+
+// savepoints are the savepoint statements of one batch's transaction.
+type savepoints struct{ tx *sql.Tx }
+
+func (s savepoints) Savepoint(ctx context.Context) error  { return s.exec(ctx, "SAVEPOINT op") }
+func (s savepoints) RollbackTo(ctx context.Context) error { return s.exec(ctx, "ROLLBACK TO op") }
+func (s savepoints) Release(ctx context.Context) error    { return s.exec(ctx, "RELEASE op") }
+
+func (s savepoints) exec(ctx context.Context, stmt string) error {
+	_, err := s.tx.ExecContext(ctx, stmt)
+	return err
+}
+
+// WritesWaiting is the number of write operations waiting to be taken into a batch: for
+// tests that must know a write is queued.
+func (st *Store) WritesWaiting() int64 { return st.commit.Waiting() }
+
+// BeforeCommit makes hook run in the transaction of each batch just before its COMMIT
+// (nil: no hook); an error from it fails the batch as a failed COMMIT would. For tests.
+func (st *Store) BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error) {
+	if hook == nil {
+		st.beforeCommit.Store(nil)
+		return
+	}
+	st.beforeCommit.Store(&hook)
+}
+
+// beforeCommitHook is a BeforeCommit hook.
+type beforeCommitHook = atomic.Pointer[func(ctx context.Context, tx *sql.Tx) error]
