@@ -100,6 +100,8 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
+	// The user's row is locked for the default-account rule (takeDefault).
+	ctx = store.WithLockKey(ctx, "user:"+canonicalID(in.UserID))
 	err := s.writeRemembering(ctx, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {

@@ -88,9 +88,17 @@ func committed(svc *payments.Service) [2]int64 {
 	return [2]int64{b, o}
 }
 
-// TestGroupCommit tests the engine's group committer. What a write promises is
-// TestWrite's, and concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
+// TestGroupCommit tests the engine's group committer with one runner, so that the
+// operations a test queues wait behind the batch it holds (how runners share the waiting
+// operations is internal/store/groupcommit's test). What a write promises is TestWrite's,
+// and concurrent writers TestConcurrentWrites' and TestCreateUser_Concurrent's.
 func TestGroupCommit(t *testing.T) {
+	// On PostgreSQL, half the pool runs batches: two connections, one runner. SQLite
+	// always has one.
+	mustOpen := func(t *testing.T) *payments.Service { return mustOpen(t, payments.Options{MaxConns: 2}) }
+	mustOpenFile := func(t *testing.T, dsn string) *payments.Service {
+		return mustOpenFile(t, dsn, payments.Options{MaxConns: 2})
+	}
 	ctx := context.Background()
 
 	t.Run("OKConcurrentCreates", func(t *testing.T) {

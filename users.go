@@ -95,6 +95,8 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 		emailKey = new(strings.ToLower(*in.Email))
 	}
 	var u User
+	// The platform's creates lock its user count: one batch at a time takes them all.
+	ctx = store.WithLockKey(ctx, platformScope(platformID))
 	err = s.writeRemembering(ctx, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
 		// user count, raised by CreateUserRows, which locks the platform's row until the

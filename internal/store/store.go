@@ -161,6 +161,25 @@ type Stats struct {
 	CommitBatches []int64
 }
 
+// lockKey is the context key of LockKey.
+type lockKey struct{}
+
+// WithLockKey returns ctx carrying key as the lock key of the write operations run with
+// it: what the operation locks first that many others lock too (a platform's user count,
+// a user's row). A group-committing engine that runs batches side by side never runs two
+// operations of one key at once (they go into one batch, which takes the lock once), and
+// runs a batch's operations in the order of their keys, so that batches take locks in
+// one order. Operations without a key take no lock others wait for.
+func WithLockKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, lockKey{}, key)
+}
+
+// LockKey returns the lock key ctx carries (WithLockKey), or "".
+func LockKey(ctx context.Context) string {
+	k, _ := ctx.Value(lockKey{}).(string)
+	return k
+}
+
 // MaxBatch bounds the write operations of one transaction of a group-committing engine,
 // so that no caller waits behind an unbounded queue.
 const MaxBatch = 128

@@ -1,7 +1,7 @@
 // Package groupcommit is the group commit of the store's engines: every write operation
-// goes to one committer goroutine, which takes the operations waiting together as a batch,
-// has its engine run them in one transaction and commit once (one flush of the log for
-// all of them), and only then answers each caller. What is common to the engines is here:
+// goes to a committer, whose runners take the operations waiting together as a batch,
+// have the engine run them in one transaction and commit once (one flush of the log for
+// all of them), and only then answer each caller. What is common to the engines is here:
 // the queue, the batches, an operation's result (its error, or the value its fn panicked
 // with, raised again in the caller's goroutine), savepoints that let an operation fail
 // alone, and the counts of commits. How a batch's transaction runs is the engine's.
@@ -9,6 +9,8 @@ package groupcommit
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,10 +19,15 @@ import (
 
 // Op is one write operation waiting for, or in, its batch.
 type Op struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, q store.Querier) error
-	done chan Result // buffered: the committer never waits for the caller
+	ctx   context.Context
+	fn    func(ctx context.Context, q store.Querier) error
+	key   string      // store.LockKey of ctx
+	done  chan Result // buffered: the committer never waits for the caller
+	taken bool        // in a batch (guarded by the committer's mu)
 }
+
+// Key is the operation's lock key (store.LockKey).
+func (op *Op) Key() string { return op.key }
 
 // GivenUp returns the error of the operation's context when its caller gave up before
 // the operation ran: an operation given up before its turn is never run.
@@ -51,16 +58,23 @@ type Result struct {
 func (r Result) OK() bool { return r.Err == nil && !r.Panicked }
 
 // Committer gathers write operations into batches and runs each with its engine's
-// function, one batch at a time.
+// function, on one or more runners at once. Runners never run at once two operations of
+// one lock key (store.LockKey): the operations of a key that wait while a batch of it
+// runs gather into the next batch, which one commit covers, rather than each waiting in
+// a batch of its own for the lock the running batch holds. A batch's operations run in
+// the order of their keys, so that batches that run at once, here or in another process,
+// take the keys' locks in one order and never wait for each other in a cycle.
 type Committer struct {
-	max     int
-	run     func(batch []*Op) []Result
-	ops     chan *Op // unbuffered: a caller waiting to send is an operation waiting
-	closing chan struct{}
-	once    sync.Once
-	stopped chan struct{} // closed when the goroutine has returned; nil until it starts
+	max, runners int
+	run          func(batch []*Op) []Result
 
-	waiting      atomic.Int64
+	mu      sync.Mutex
+	ready   sync.Cond           // signalled when an operation may have become takeable
+	queue   []*Op               // waiting, oldest first
+	busy    map[string]struct{} // the keys of the batches running
+	closed  bool
+	running sync.WaitGroup
+
 	commits      atomic.Int64
 	committedOps atomic.Int64
 	// batches counts committed transactions by size, in the buckets of
@@ -68,83 +82,128 @@ type Committer struct {
 	batches [store.BatchBuckets]atomic.Int64
 }
 
-// New returns a committer whose batches carry at most max operations (at most
-// store.MaxBatch) and are run by run: it runs the batch's operations in one transaction
-// and returns their results, one per operation, in order; an operation whose result is
-// OK was committed. Start starts it.
-func New(max int, run func(batch []*Op) []Result) *Committer {
-	return &Committer{max: min(max, store.MaxBatch), run: run, ops: make(chan *Op), closing: make(chan struct{})}
+// New returns a committer whose batches carry at most maxOps operations (at most
+// store.MaxBatch), run by runners goroutines at once (at least one) with run: it runs the
+// batch's operations in one transaction and returns their results, one per operation, in
+// order; an operation whose result is OK was committed. Start starts it.
+func New(maxOps, runners int, run func(batch []*Op) []Result) *Committer {
+	c := &Committer{max: min(maxOps, store.MaxBatch), runners: max(runners, 1), run: run, busy: map[string]struct{}{}}
+	c.ready.L = &c.mu
+	return c
 }
 
-// Start starts the committer goroutine; Stop stops it.
+// Start starts the runners; Stop stops them.
 func (c *Committer) Start() {
-	c.stopped = make(chan struct{})
-	go c.loop()
+	for range c.runners {
+		c.running.Add(1)
+		go c.loop()
+	}
 }
 
-// Stop makes new writes fail with store.ErrClosed, lets the batch in progress finish and
-// waits for the committer to return. It may be called again, and before Start.
+// Stop makes new writes, and those still waiting, fail with store.ErrClosed, lets the
+// batches in progress finish and waits for the runners to return. It may be called
+// again, and before Start.
 func (c *Committer) Stop() {
-	c.once.Do(func() { close(c.closing) })
-	if c.stopped != nil {
-		<-c.stopped
+	c.mu.Lock()
+	c.closed = true
+	for _, op := range c.queue {
+		op.done <- Result{Err: store.ErrClosed}
 	}
+	c.queue = nil
+	c.ready.Broadcast()
+	c.mu.Unlock()
+	c.running.Wait()
 }
 
 // Write runs fn as one write operation of a batch and returns once the batch is over:
-// nil means its change is committed. A ctx done before the operation's turn drops it
-// (Write returns ctx.Err()); once its turn comes it runs to the end, whatever ctx does.
-// After Stop, Write returns store.ErrClosed.
+// nil means its change is committed. A ctx done before the operation is taken into a
+// batch drops it (Write returns ctx.Err()); once taken it runs to the end, whatever ctx
+// does. After Stop, Write returns store.ErrClosed.
 func (c *Committer) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	op := &Op{ctx: ctx, fn: fn, done: make(chan Result, 1)}
-	c.waiting.Add(1)
-	select {
-	case c.ops <- op:
-		c.waiting.Add(-1)
-	case <-ctx.Done():
-		c.waiting.Add(-1)
-		return ctx.Err()
-	case <-c.closing:
-		c.waiting.Add(-1)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	op := &Op{ctx: ctx, fn: fn, key: store.LockKey(ctx), done: make(chan Result, 1)}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return store.ErrClosed
 	}
-	// Taken: the committer answers every operation it takes, once its batch is over.
-	r := <-op.done
+	c.queue = append(c.queue, op)
+	c.ready.Signal()
+	c.mu.Unlock()
+	var r Result
+	select {
+	case r = <-op.done:
+	case <-ctx.Done():
+		c.mu.Lock()
+		if !op.taken && !c.closed {
+			c.queue = slices.DeleteFunc(c.queue, func(o *Op) bool { return o == op })
+			c.mu.Unlock()
+			return ctx.Err()
+		}
+		c.mu.Unlock()
+		// Taken: the committer answers every operation it takes, once its batch is over
+		// (or closing answered it).
+		r = <-op.done
+	}
 	if r.Panicked {
 		panic(r.Panic)
 	}
 	return r.Err
 }
 
-// loop takes the first operation waiting and every other one waiting at that moment (up
-// to the committer's max), runs them as one batch, answers them and starts again: the
-// commit of one batch is the time in which the next one gathers.
+// loop takes a batch, runs it, answers its operations, and starts again, until Stop.
 func (c *Committer) loop() {
-	defer close(c.stopped)
+	defer c.running.Done()
 	batch := make([]*Op, 0, c.max)
 	for {
-		select { // closing wins over operations still waiting: they get store.ErrClosed
-		case <-c.closing:
+		batch = c.take(batch[:0])
+		if batch == nil {
 			return
-		default:
-		}
-		select {
-		case op := <-c.ops:
-			batch = append(batch[:0], op)
-		case <-c.closing:
-			return
-		}
-	gather:
-		for len(batch) < c.max {
-			select {
-			case op := <-c.ops:
-				batch = append(batch, op)
-			default:
-				break gather
-			}
 		}
 		c.answer(batch)
+		c.mu.Lock()
+		for _, op := range batch {
+			delete(c.busy, op.key)
+		}
+		c.ready.Broadcast()
+		c.mu.Unlock()
 		clear(batch)
+	}
+}
+
+// take waits for operations it may take and takes, oldest first, every waiting operation
+// whose key no running batch has (up to the committer's max), ordered by key; nil once
+// the committer is stopped.
+func (c *Committer) take(batch []*Op) []*Op {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if c.closed {
+			return nil
+		}
+		keep := c.queue[:0]
+		for _, op := range c.queue {
+			if _, busy := c.busy[op.key]; len(batch) < c.max && (op.key == "" || !busy) {
+				op.taken = true
+				batch = append(batch, op)
+				continue
+			}
+			keep = append(keep, op)
+		}
+		clear(c.queue[len(keep):])
+		c.queue = keep
+		if len(batch) > 0 {
+			for _, op := range batch {
+				if op.key != "" {
+					c.busy[op.key] = struct{}{}
+				}
+			}
+			slices.SortStableFunc(batch, func(a, b *Op) int { return strings.Compare(a.key, b.key) })
+			return batch
+		}
+		c.ready.Wait()
 	}
 }
 
@@ -178,7 +237,11 @@ func (c *Committer) Committed(n int) {
 
 // Waiting is the number of write operations waiting to be taken into a batch: for tests
 // that must know a write is queued.
-func (c *Committer) Waiting() int64 { return c.waiting.Load() }
+func (c *Committer) Waiting() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(len(c.queue))
+}
 
 // Stats fills in the commit counts of s.
 func (c *Committer) Stats(s *store.Stats) {

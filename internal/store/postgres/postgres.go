@@ -106,7 +106,6 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
 	st := &Store{db: db}
-	st.commit = groupcommit.New(maxBatch, st.runBatch)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())
@@ -116,6 +115,8 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	if conns <= 0 {
 		conns = DefaultMaxConns()
 	}
+	// Half the pool runs batches side by side; the rest serves reads.
+	st.commit = groupcommit.New(maxBatch, conns/2, st.runBatch)
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)

@@ -1,0 +1,223 @@
+package groupcommit_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/groupcommit"
+)
+
+// engine is a committer over no database: a batch runs its operations in order, and the
+// test sees each batch's keys.
+type engine struct {
+	mu      sync.Mutex
+	batches [][]string // the keys of each batch run, in the order run
+	c       *groupcommit.Committer
+}
+
+func newEngine(t *testing.T, runners int) *engine {
+	t.Helper()
+	e := &engine{}
+	e.c = groupcommit.New(store.MaxBatch, runners, func(batch []*groupcommit.Op) []groupcommit.Result {
+		keys := make([]string, len(batch))
+		results := make([]groupcommit.Result, len(batch))
+		for i, op := range batch {
+			keys[i] = op.Key()
+			if err := op.GivenUp(); err != nil {
+				results[i].Err = err
+				continue
+			}
+			results[i] = op.Run(nil)
+		}
+		e.mu.Lock()
+		e.batches = append(e.batches, keys)
+		e.mu.Unlock()
+		return results
+	})
+	e.c.Start()
+	t.Cleanup(e.c.Stop)
+	return e
+}
+
+// write starts a write of key in a goroutine and waits until it waits in the queue
+// (want waiting in all), so that writes are queued in the order started.
+func (e *engine) write(t *testing.T, key string, want int64, fn func() error) <-chan error {
+	t.Helper()
+	ctx := context.Background()
+	if key != "" {
+		ctx = store.WithLockKey(ctx, key)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- e.c.Write(ctx, func(context.Context, store.Querier) error { return fn() })
+	}()
+	for deadline := time.Now().Add(5 * time.Second); e.c.Waiting() != want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes waiting, want %d", e.c.Waiting(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return done
+}
+
+// holding starts a write of key that runs until release is called, and waits until it
+// runs.
+func (e *engine) holding(t *testing.T, key string) (release func(), done <-chan error) {
+	t.Helper()
+	started, stop := make(chan struct{}), make(chan struct{})
+	ctx := context.Background()
+	if key != "" {
+		ctx = store.WithLockKey(ctx, key)
+	}
+	d := make(chan error, 1)
+	go func() {
+		d <- e.c.Write(ctx, func(context.Context, store.Querier) error { close(started); <-stop; return nil })
+	}()
+	<-started
+	release = sync.OnceFunc(func() { close(stop) })
+	t.Cleanup(release)
+	return release, d
+}
+
+func wait(t *testing.T, done ...<-chan error) {
+	t.Helper()
+	for _, d := range done {
+		if err := <-d; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ok() error { return nil }
+
+func TestCommitter(t *testing.T) {
+	t.Run("OKWaitingGatherIntoOneBatch", func(t *testing.T) {
+		// The writes that wait while a batch runs are the next batch, in key order.
+		e := newEngine(t, 1)
+		release, held := e.holding(t, "")
+		a := e.write(t, "b", 1, ok)
+		b := e.write(t, "", 2, ok)
+		c := e.write(t, "a", 3, ok)
+		release()
+		wait(t, held, a, b, c)
+		if want := [][]string{{""}, {"", "a", "b"}}; !equal(e.batches, want) {
+			t.Errorf("batches %q, want %q", e.batches, want)
+		}
+	})
+
+	t.Run("OKRunnersShareTheWaiting", func(t *testing.T) {
+		// Two runners: while one holds a batch, the other takes a write of another key
+		// at once, and a write of the held key waits for the held batch to end.
+		e := newEngine(t, 2)
+		release, held := e.holding(t, "p1")
+		other := make(chan error, 1)
+		go func() {
+			other <- e.c.Write(store.WithLockKey(context.Background(), "p2"), func(context.Context, store.Querier) error { return nil })
+		}()
+		select {
+		case err := <-other:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a write of another key waited for the held batch")
+		}
+		same := e.write(t, "p1", 1, ok)
+		time.Sleep(20 * time.Millisecond)
+		if n := e.c.Waiting(); n != 1 {
+			t.Fatalf("%d writes waiting, want the one of the held key", n)
+		}
+		release()
+		wait(t, held, same)
+	})
+
+	t.Run("OKOneKeyNeverRunsTwiceAtOnce", func(t *testing.T) {
+		e := newEngine(t, 4)
+		var running, most atomic.Int64
+		var wg sync.WaitGroup
+		for range 200 {
+			wg.Go(func() {
+				err := e.c.Write(store.WithLockKey(context.Background(), "hot"), func(context.Context, store.Querier) error {
+					n := running.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					time.Sleep(50 * time.Microsecond)
+					running.Add(-1)
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if m := most.Load(); m != 1 {
+			t.Errorf("%d writes of one key ran at once", m)
+		}
+	})
+
+	t.Run("ErrCancelledWhileWaiting", func(t *testing.T) {
+		e := newEngine(t, 1)
+		release, held := e.holding(t, "")
+		ctx, cancel := context.WithCancel(context.Background())
+		ran := false
+		done := make(chan error, 1)
+		go func() {
+			done <- e.c.Write(ctx, func(context.Context, store.Querier) error { ran = true; return nil })
+		}()
+		for e.c.Waiting() != 1 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", err)
+		}
+		if n := e.c.Waiting(); n != 0 {
+			t.Errorf("%d writes waiting after the cancelled one left", n)
+		}
+		release()
+		wait(t, held)
+		if ran {
+			t.Error("the cancelled write ran")
+		}
+	})
+
+	t.Run("ErrClosed", func(t *testing.T) {
+		// Stop answers the writes waiting, lets the batch under way finish, and refuses
+		// later writes.
+		e := newEngine(t, 1)
+		release, held := e.holding(t, "")
+		waiting := e.write(t, "", 1, ok)
+		stopped := make(chan struct{})
+		go func() { e.c.Stop(); close(stopped) }()
+		if err := <-waiting; !errors.Is(err, store.ErrClosed) {
+			t.Errorf("waiting write: %v, want store.ErrClosed", err)
+		}
+		release()
+		wait(t, held)
+		<-stopped
+		if err := e.c.Write(context.Background(), func(context.Context, store.Querier) error { return nil }); !errors.Is(err, store.ErrClosed) {
+			t.Errorf("write after Stop: %v, want store.ErrClosed", err)
+		}
+	})
+
+	t.Run("PanicGoesOnInTheCaller", func(t *testing.T) {
+		e := newEngine(t, 1)
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("recovered %v, want the operation's panic", p)
+			}
+		}()
+		_ = e.c.Write(context.Background(), func(context.Context, store.Querier) error { panic("boom") })
+	})
+}
+
+func equal(a, b [][]string) bool {
+	return slices.EqualFunc(a, b, func(x, y []string) bool { return slices.Equal(x, y) })
+}
