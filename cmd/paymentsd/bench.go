@@ -263,15 +263,21 @@ func measure(ctx context.Context, client *http.Client, next func(int) (*http.Req
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
 	res.ranOut = time.Duration(ranOut.Load())
-	slices.Sort(latencies)
-	res.requests = len(latencies)
-	if res.requests > 0 {
-		res.perSecond = float64(res.requests) / res.elapsed.Seconds()
-		res.p50 = latencies[len(latencies)/2]
-		res.p99 = latencies[len(latencies)*99/100]
-		res.slowest = latencies[len(latencies)-1]
-	}
+	res.summarize(latencies, time.Since(start))
 	return res
+}
+
+// summarize sets r's count, rate and percentiles from the latencies of what was done in
+// elapsed.
+func (r *benchResult) summarize(latencies []time.Duration, elapsed time.Duration) {
+	slices.Sort(latencies)
+	r.elapsed = elapsed
+	r.requests = len(latencies)
+	if r.requests > 0 {
+		r.perSecond = float64(r.requests) / elapsed.Seconds()
+		r.p50 = latencies[len(latencies)/2]
+		r.p99 = latencies[len(latencies)*99/100]
+		r.slowest = latencies[len(latencies)-1]
+	}
 }

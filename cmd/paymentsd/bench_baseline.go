@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 )
 
@@ -51,31 +50,28 @@ func rawWriter(ctx context.Context, dir string, d time.Duration) (res benchResul
 	start := time.Now()
 	for n := 0; time.Since(start) < d; n++ {
 		t := time.Now()
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return res, err
-		}
-		for _, insert := range rawInserts {
-			if _, err := tx.ExecContext(ctx, insert, fmt.Sprint("row ", n)); err != nil {
-				tx.Rollback() // #nosec G104 -- the insert's error is the one to report
-				return res, err
-			}
-		}
-		if err := tx.Commit(); err != nil {
+		if err := commitRows(ctx, db, rawInserts, fmt.Sprint("row ", n)); err != nil {
 			return res, err
 		}
 		latencies = append(latencies, time.Since(t))
 	}
-	elapsed := time.Since(start)
-	slices.Sort(latencies)
-	res.requests = len(latencies)
-	if res.requests > 0 {
-		res.perSecond = float64(res.requests) / elapsed.Seconds()
-		res.p50 = latencies[len(latencies)/2]
-		res.p99 = latencies[len(latencies)*99/100]
-		res.slowest = latencies[len(latencies)-1]
-	}
+	res.summarize(latencies, time.Since(start))
 	return res, nil
+}
+
+// commitRows commits one transaction of the inserts, each given the value v.
+func commitRows(ctx context.Context, db *sql.DB, inserts []string, v string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, insert := range inserts {
+		if _, err := tx.ExecContext(ctx, insert, v); err != nil {
+			tx.Rollback() // #nosec G104 -- the insert's error is the one to report
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 // bareServer starts a net/http server answering every request with a small JSON body, on
