@@ -19,6 +19,8 @@ func TestEngineOfDSN(t *testing.T) {
 		{dsn: "/var/lib/payments/p.db", redacted: "/var/lib/payments/p.db", keyFile: "/var/lib/payments/p.db.key"},
 		{dsn: "postgres://app:s3cret@db.internal:5432/pay?sslmode=disable", postgres: true,
 			redacted: "postgres://app:xxxxx@db.internal:5432/pay?sslmode=disable", keyFile: "postgres-pay.key"},
+		{dsn: "postgres://app@db.internal/pay?sslmode=disable&password=s3cret", postgres: true,
+			redacted: "postgres://app@db.internal/pay?password=xxxxx&sslmode=disable", keyFile: "postgres-pay.key"},
 		{dsn: "postgresql://db.internal/", postgres: true, redacted: "postgresql://db.internal/", keyFile: "postgres-payments.key"},
 	}
 	for _, tt := range tests {

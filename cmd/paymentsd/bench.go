@@ -7,19 +7,21 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/internal/command"
 )
 
 var benchCommand = &command.Command{
 	Name:    "bench",
 	Summary: "Drive a running server with signed requests and print requests a second and latency percentiles.",
-	Usage:   "-url URL -platform ID -secret S [-op OP] [fixture flags] [-c 50] [-d 10s] [-baseline [-baseline-dir DIR]]",
+	Usage:   "-url URL -platform ID -secret S [-op OP] [fixture flags] [-c 50] [-d 10s] [-baseline [-baseline-dir DIR | -baseline-db URL]]",
 	Details: `-op names the endpoint to drive (get unless given); -c clients send one request after
 another for -d. Every request of a write op is a real change that answers 200 (never the same
 change again, a 404 or a 409); a read op reads the same object again and again. What an op
@@ -70,7 +72,18 @@ started in this process on a free port and sent requests the same way; for a wri
 SQLite writer committing durable transactions of three rows (WAL, synchronous=FULL, as the
 store writes a user, a wallet and settings) one after another, in a temporary file in
 -baseline-dir (the server's disk, for a fair comparison; the current directory by default).
-The server's build does not matter: bench speaks only the API, so it compares builds.`,
+The server's build does not matter: bench speaks only the API, so it compares builds.
+
+A server on PostgreSQL is compared with PostgreSQL instead: -baseline-db names its
+database (default $PAYMENTS_DB, serve's -db, when it is a postgres:// URL), and a write's
+baseline is -c writers on it, through a pool of -c connections, each committing a
+transaction of three rows (BEGIN, three INSERTs, COMMIT) after another, with the
+database's own fsync and synchronous_commit (a note on stderr says when these make commits
+not durable). Their tables are in a schema of their own, paymentsd_bench_ and random hex
+digits, dropped afterwards, also when bench is interrupted (SIGINT or SIGTERM; a second
+one ends it at once): only a bench killed otherwise leaves it behind. The URL's password
+is never printed. -baseline-db without -baseline, or not a postgres:// URL, is a usage
+error; a read's baseline is the bare server whatever -baseline-db says.`,
 	Run: runBench,
 }
 
@@ -82,8 +95,10 @@ func runBench(ctx context.Context, x *command.Invocation, args []string) error {
 	opName := fs.String("op", "get", "the operation to send: `OP`, one of "+strings.Join(benchOpNames(), ", "))
 	clients := fs.Int("c", 50, "send from `N` clients at once")
 	duration := fs.Duration("d", 10*time.Second, "send for `DURATION`")
-	baseline := fs.Bool("baseline", false, "measure the machine's limit first: a bare net/http server, or for a write a raw SQLite writer")
+	baseline := fs.Bool("baseline", false, "measure the machine's limit first: a bare net/http server, or for a write raw writers (SQLite's, or PostgreSQL's with -baseline-db)")
 	baselineDir := fs.String("baseline-dir", ".", "write the raw SQLite writer's temporary file in `DIR`")
+	baselineDB := fs.String("baseline-db", "", "for a write, measure raw writers on the server's PostgreSQL database `URL` "+
+		"(postgres://…) instead of the SQLite writer; default $"+envDB+" when it is such a URL")
 	var fix benchFixtures
 	fs.StringVar(&fix.apiKey, "api-key", "", "the user-API `KEY` of -user (create-payee, update-payee, add-payee-bank, delete-payee-bank)")
 	fs.StringVar(&fix.apiSecret, "api-secret", "", "the `SECRET` of -api-key")
@@ -111,6 +126,10 @@ func runBench(ctx context.Context, x *command.Invocation, args []string) error {
 	case fix.banks < 0:
 		return command.Usagef("-banks must not be negative")
 	}
+	pgDSN, err := baselineDatabase(*baseline, op.write, *baselineDB)
+	if err != nil {
+		return err
+	}
 	if missing := op.missing(fs); len(missing) > 0 {
 		return command.Usagef("-op %s needs %s", op.name, andList(missing))
 	}
@@ -133,12 +152,18 @@ func runBench(ctx context.Context, x *command.Invocation, args []string) error {
 	if *baseline {
 		var res benchResult
 		var name, what string
-		if op.write {
+		switch {
+		case op.write && pgDSN != "":
+			name, what = fmt.Sprintf("raw PostgreSQL writers (%d)", *clients), "the raw writers' transactions a second"
+			if res, err = pgBaseline(ctx, x.Stderr, pgDSN, *clients, *duration); err != nil {
+				return err
+			}
+		case op.write:
 			name, what = "raw SQLite writer", "the raw writer's transactions a second"
 			if res, err = rawWriter(ctx, *baselineDir, *duration); err != nil {
 				return err
 			}
-		} else {
+		default:
 			addr, stop, err := bareServer()
 			if err != nil {
 				return err
@@ -164,6 +189,25 @@ func runBench(ctx context.Context, x *command.Invocation, args []string) error {
 			op.name, op.usesUp, r.ranOut.Round(time.Millisecond), *duration, r.elapsed.Round(time.Millisecond), op.more)
 	}
 	return nil
+}
+
+// baselineDatabase returns the PostgreSQL database whose raw writers -baseline measures
+// for a write: -baseline-db (given only with -baseline), else $PAYMENTS_DB when it is a
+// postgres:// URL and -baseline measures a write, else "" (the SQLite writer).
+func baselineDatabase(baseline, write bool, flag string) (string, error) {
+	dsn, from := flag, "-baseline-db"
+	switch {
+	case flag != "" && !baseline:
+		return "", command.Usagef("-baseline-db needs -baseline")
+	case flag != "" && !payments.IsPostgres(flag):
+		return "", command.Usagef("-baseline-db: want a postgres:// or postgresql:// URL (a server on SQLite is compared with the SQLite writer of -baseline-dir)")
+	case flag == "" && baseline && write && payments.IsPostgres(getenv(envDB)):
+		dsn, from = getenv(envDB), "$"+envDB
+	}
+	if _, err := url.Parse(dsn); err != nil { // its message would show the password
+		return "", command.Usagef("%s: not a valid URL", from)
+	}
+	return dsn, nil
 }
 
 type benchResult struct {
@@ -263,15 +307,21 @@ func measure(ctx context.Context, client *http.Client, next func(int) (*http.Req
 		}()
 	}
 	wg.Wait()
-	res.elapsed = time.Since(start)
 	res.ranOut = time.Duration(ranOut.Load())
-	slices.Sort(latencies)
-	res.requests = len(latencies)
-	if res.requests > 0 {
-		res.perSecond = float64(res.requests) / res.elapsed.Seconds()
-		res.p50 = latencies[len(latencies)/2]
-		res.p99 = latencies[len(latencies)*99/100]
-		res.slowest = latencies[len(latencies)-1]
-	}
+	res.summarize(latencies, time.Since(start))
 	return res
+}
+
+// summarize sets r's count, rate and percentiles from the latencies of what was done in
+// elapsed.
+func (r *benchResult) summarize(latencies []time.Duration, elapsed time.Duration) {
+	slices.Sort(latencies)
+	r.elapsed = elapsed
+	r.requests = len(latencies)
+	if r.requests > 0 {
+		r.perSecond = float64(r.requests) / elapsed.Seconds()
+		r.p50 = latencies[len(latencies)/2]
+		r.p99 = latencies[len(latencies)*99/100]
+		r.slowest = latencies[len(latencies)-1]
+	}
 }

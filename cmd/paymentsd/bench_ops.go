@@ -29,7 +29,7 @@ type nextRequest = func(client int) (*http.Request, error)
 // benchOp is one operation bench can drive.
 type benchOp struct {
 	name  string
-	write bool     // -baseline measures the raw SQLite writer rather than the bare server
+	write bool     // -baseline measures raw writers (SQLite's, or PostgreSQL's) rather than the bare server
 	needs []string // the flags it cannot do without
 	// usesUp names what each request uses up, for an op that has only so many (more says
 	// how to give it more); the line saying they ran out uses both.

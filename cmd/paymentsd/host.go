@@ -42,6 +42,7 @@ func hostOf(x *command.Invocation) *host { return x.Host.(*host) }
 const (
 	envURL            = "PAYMENTS_URL"
 	envAddr           = "PAYMENTS_ADDR" // serve's -addr
+	envDB             = "PAYMENTS_DB"   // serve's -db, bench's default -baseline-db
 	envPlatformID     = "PAYMENTS_PLATFORM_ID"
 	envPlatformSecret = "PAYMENTS_PLATFORM_SECRET"
 	defaultURL        = "http://127.0.0.1:8080"

@@ -231,11 +231,16 @@ func migrate(ctx context.Context, conn *sql.Conn, cfg store.Config) error {
 	return tx.Commit()
 }
 
-// Redact returns dsn as messages and logs may show it: without its password.
+// Redact returns dsn as messages and logs may show it: without its password, whether
+// the URL's user information or its query (?password=, which pgx reads too) holds it.
 func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "the PostgreSQL database"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }
