@@ -2,8 +2,10 @@ package payments_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -195,6 +197,61 @@ func TestGroupCommit(t *testing.T) {
 			if i > 0 && u.PwID != all[i-1].PwID+1 {
 				t.Errorf("pw_id %d after %d: the refused operation left a gap", u.PwID, all[i-1].PwID)
 			}
+		}
+	})
+
+	t.Run("EventsFailAlone", func(t *testing.T) {
+		// The events an operation records go with it: kept when it is, undone when it
+		// fails, whichever engine writes them when.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		event := func(fail bool) (uuid.UUID, func() error) {
+			id := uuid.Must(uuid.NewV7())
+			payload, err := json.Marshal(payments.Event{ID: id, Type: payments.EventUserCreated, Timestamp: time.Now().UTC(),
+				PlatformID: p.PlatformID, Environment: payments.Sandbox})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id, func() error {
+				return svc.Write(ctx, func(ctx context.Context, q store.Querier) error {
+					if _, err := q.RecordEvent(ctx, queries.CreateEventParams{ID: id.String(), PlatformID: p.PlatformID.String(),
+						Type: payments.EventUserCreated, CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000000Z"),
+						Payload: string(payload)}); err != nil {
+						return err
+					}
+					if fail {
+						return errors.New("refused")
+					}
+					return nil
+				})
+			}
+		}
+		h := hold(t, svc)
+		first, write1 := event(false)
+		_, write2 := event(true)
+		third, write3 := event(false)
+		a := queued(t, svc, 1, write1)
+		b := queued(t, svc, 2, write2)
+		c := queued(t, svc, 3, write3)
+		h.release()
+		for _, d := range []<-chan error{a, c, h.err} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if err := <-b; err == nil || err.Error() != "refused" {
+			t.Errorf("got %v, want the operation's error", err)
+		}
+		page, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uuid.UUID
+		for _, e := range page.Events {
+			got = append(got, e.ID)
+		}
+		if want := []uuid.UUID{first, third}; !slices.Equal(got, want) {
+			t.Errorf("events %v, want %v", got, want)
 		}
 	})
 

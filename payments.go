@@ -215,7 +215,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.store, err = engine.Open(ctx, dsn, store.Config{
-		MaxConns: opts.MaxConns,
+		MaxConns:      opts.MaxConns,
+		DeliveriesDue: func() { s.due.Store(true) },
 		// The data keys are set up in the migration's transaction, so that two processes
 		// opening one new database agree on its first key.
 		Setup: func(ctx context.Context, q store.Querier) error { return s.setUpKeys(ctx, q, dsn, opts) },

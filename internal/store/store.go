@@ -26,8 +26,10 @@ type Querier interface {
 	LockUser(ctx context.Context, userID string) error
 	// RecordEvent writes the event and, due at the event's time, a pending delivery of
 	// it to each enabled endpoint of its platform subscribed to its type, and returns how
-	// many deliveries it wrote: CreateEvent and FanOutEvent, which an engine where a
-	// statement costs a round trip (PostgreSQL) runs as one.
+	// many deliveries it wrote: CreateEvent and FanOutEvent. An engine where a statement
+	// costs a round trip (PostgreSQL) writes the events of a write's batch together at its
+	// end, in its transaction; its RecordEvent returns 0, and the engine calls
+	// Config.DeliveriesDue once the batch has committed deliveries.
 	RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error)
 	// CreateUserRows writes a new user of a platform: it raises the platform's user
 	// count (CountNewUser, which locks the platform's row until the write ends), writes
@@ -130,6 +132,9 @@ type Config struct {
 	// service loads the shipped payee rules into a database that has none here. When it
 	// fails, Open closes the store and fails.
 	Opened func(ctx context.Context, st Store) error
+	// DeliveriesDue is called after a write whose events made deliveries due commits,
+	// before Write returns, when the engine could not say so through RecordEvent.
+	DeliveriesDue func()
 }
 
 // Engine opens the databases of one kind.

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Group commit: each instance runs the write operations waiting together as one
@@ -83,12 +85,50 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 // savepoints: the transaction was rolled back, to be run again with them.
 var errOpFailed = errors.New("an operation failed without a savepoint")
 
-// pgBatch is a batch of operations, their results, and which of them had their turn
-// (turned) and are run (run: not given up before it).
+// pgBatch is a batch of operations, their results, which of them had their turn
+// (turned) and are run (run: not given up before it), and the events of those kept so
+// far, written at the batch's end.
 type pgBatch struct {
 	ops         []*groupcommit.Op
 	results     []groupcommit.Result
 	run, turned []bool
+	events      []batchEvent
+}
+
+// batchEvent is an event of a batch, as EmitEvents reads it.
+type batchEvent struct {
+	ID         string `json:"id"`
+	PlatformID string `json:"platform_id"`
+	Type       string `json:"type"`
+	CreatedAt  string `json:"created_at"`
+	Payload    string `json:"payload"`
+}
+
+// batchQuerier is the statements of a batch's transaction: RecordEvent keeps the event
+// for the batch's end, where one statement writes them all (EmitEvents): a round trip
+// less for every operation that tells of its change.
+type batchQuerier struct {
+	pgqueries.Adapter
+	b *pgBatch
+}
+
+func (q batchQuerier) RecordEvent(_ context.Context, e queries.CreateEventParams) (int64, error) {
+	q.b.events = append(q.b.events, batchEvent(e))
+	return 0, nil
+}
+
+// emitEvents writes the batch's events and their deliveries, and reports whether it
+// made any.
+func (b *pgBatch) emitEvents(ctx context.Context, q pgqueries.Adapter) (bool, error) {
+	if len(b.events) == 0 {
+		return false, nil
+	}
+	events, err := json.Marshal(b.events)
+	if err != nil {
+		return false, err
+	}
+	n, err := q.Q.EmitEvents(ctx, events)
+	return n > 0, err
 }
 
 // tryBatch runs the operations of b, in one transaction, into b.results, and commits. An
@@ -104,7 +144,9 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer tx.Rollback() // after a COMMIT, a no-op; otherwise undoes the batch
-	q := pgqueries.NewAdapter(st.pq.WithTx(tx))
+	a := pgqueries.NewAdapter(st.pq.WithTx(tx))
+	b.events = b.events[:0]
+	q := batchQuerier{Adapter: a, b: b}
 	several := len(b.ops) > 1
 	var sp groupcommit.Savepoints
 	if careful && several {
@@ -128,7 +170,11 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		if !b.run[i] {
 			continue
 		}
+		events := len(b.events)
 		r, txErr := groupcommit.RunOp(ctx, sp, q, op)
+		if !r.OK() {
+			b.events = b.events[:events] // undone with the operation
+		}
 		switch {
 		case txErr != nil:
 			return fmt.Errorf("payments: batch transaction: %w", txErr)
@@ -147,6 +193,10 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	if kept == 0 {
 		return nil // nothing to keep: the deferred rollback undoes what failed
 	}
+	due, err := b.emitEvents(ctx, a)
+	if err != nil {
+		return err
+	}
 	if hook := st.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, tx); err != nil {
 			return fmt.Errorf("payments: commit: %w", err)
@@ -156,6 +206,9 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		return fmt.Errorf("payments: commit: %w", err)
 	}
 	st.commit.Committed(kept)
+	if due && st.deliveriesDue != nil {
+		st.deliveriesDue()
+	}
 	return nil
 }
 

@@ -40,6 +40,8 @@ type Store struct {
 	// its tests' hook.
 	commit       *groupcommit.Committer
 	beforeCommit beforeCommitHook
+	// deliveriesDue is Config.DeliveriesDue.
+	deliveriesDue func()
 	// txs counts the read transactions under way, which close waits for before
 	// it closes the prepared statements they use: database/sql re-prepares a closed
 	// statement in a transaction, and its Commit can then hang. mu guards closed.
@@ -105,7 +107,7 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	st := &Store{db: db}
+	st := &Store{db: db, deliveriesDue: cfg.DeliveriesDue}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())

@@ -132,6 +132,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.emitEventStmt, err = db.PrepareContext(ctx, emitEvent); err != nil {
 		return nil, fmt.Errorf("error preparing query EmitEvent: %w", err)
 	}
+	if q.emitEventsStmt, err = db.PrepareContext(ctx, emitEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query EmitEvents: %w", err)
+	}
 	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
 	}
@@ -501,6 +504,11 @@ func (q *Queries) Close() error {
 	if q.emitEventStmt != nil {
 		if cerr := q.emitEventStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing emitEventStmt: %w", cerr)
+		}
+	}
+	if q.emitEventsStmt != nil {
+		if cerr := q.emitEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing emitEventsStmt: %w", cerr)
 		}
 	}
 	if q.enableWebhookEndpointStmt != nil {
@@ -888,6 +896,7 @@ type Queries struct {
 	deleteWebhookEndpointStmt           *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
 	emitEventStmt                       *sql.Stmt
+	emitEventsStmt                      *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
 	extendClaimStmt                     *sql.Stmt
 	fanOutEventStmt                     *sql.Stmt
@@ -992,6 +1001,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
 		emitEventStmt:                       q.emitEventStmt,
+		emitEventsStmt:                      q.emitEventsStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
 		extendClaimStmt:                     q.extendClaimStmt,
 		fanOutEventStmt:                     q.fanOutEventStmt,

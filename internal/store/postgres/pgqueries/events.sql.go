@@ -7,6 +7,7 @@ package pgqueries
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const createEvent = `-- name: CreateEvent :exec
@@ -65,6 +66,32 @@ func (q *Queries) EmitEvent(ctx context.Context, arg EmitEventParams) (int64, er
 		arg.CreatedAt,
 		arg.Payload,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const emitEvents = `-- name: EmitEvents :execrows
+WITH ev AS (
+    INSERT INTO events (id, platform_id, type, created_at, payload)
+    SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
+    FROM json_to_recordset($1::json) AS e (id text, platform_id text, type text, created_at text, payload text)
+    RETURNING id, platform_id, type, created_at
+)
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
+FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL
+  AND (e.all_events = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
+`
+
+// PostgreSQL only: EmitEvent for many events at once, given as a JSON array of objects
+// {id, platform_id, type, created_at, payload}: the events of a batch of writes, written
+// at its end in one round trip. It returns the count of deliveries written.
+func (q *Queries) EmitEvents(ctx context.Context, events json.RawMessage) (int64, error) {
+	result, err := q.exec(ctx, q.emitEventsStmt, emitEvents, events)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ package pgqueries
 
 import (
 	"context"
+	"encoding/json"
 )
 
 type Querier interface {
@@ -65,6 +66,10 @@ type Querier interface {
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
 	// PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
 	EmitEvent(ctx context.Context, arg EmitEventParams) (int64, error)
+	// PostgreSQL only: EmitEvent for many events at once, given as a JSON array of objects
+	// {id, platform_id, type, created_at, payload}: the events of a batch of writes, written
+	// at its end in one round trip. It returns the count of deliveries written.
+	EmitEvents(ctx context.Context, events json.RawMessage) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
