@@ -49,7 +49,7 @@ func (s *Service) Committed() (batches, ops int64) {
 // leaves a deferred foreign key violated: a child row without its parent, in temporary
 // tables made for it in the batch's transaction.
 func (s *Service) BreakNextCommit() {
-	s.committer().BeforeCommit(func(ctx context.Context, tx *sql.Tx) error {
+	s.committer().BeforeCommit(func(ctx context.Context, conn *sql.Conn) error {
 		s.committer().BeforeCommit(nil) // once
 		for _, stmt := range []string{
 			"PRAGMA defer_foreign_keys = ON",
@@ -57,7 +57,7 @@ func (s *Service) BreakNextCommit() {
 			"CREATE TEMP TABLE broken_child (parent INTEGER REFERENCES broken_parent (id))",
 			"INSERT INTO broken_child VALUES (1)",
 		} {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			if _, err := conn.ExecContext(ctx, stmt); err != nil {
 				return err
 			}
 		}
