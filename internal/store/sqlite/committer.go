@@ -51,7 +51,10 @@ type committer struct {
 	// prepared statement in a *sql.Tx only through a copy of it made for the transaction
 	// (Tx.StmtContext, at every call), and sqlc's WithTx copies all the statements of the
 	// queries for every transaction; a statement prepared on a *sql.Conn runs on that
-	// connection as it is. prepared is q's statements, to close.
+	// connection as it is. (Held, the connection is never checked and replaced as the
+	// pool would replace a broken one: a connection to a file does not break as a
+	// network's does, and SQLite's driver reports none broken but one interrupted, which
+	// the committer's statements never are.) prepared is q's statements, to close.
 	conn     *sql.Conn
 	prepared *queries.Queries
 	q        store.Querier
