@@ -2,9 +2,9 @@ package payments
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres"
 	"github.com/platform-payments/payments/internal/store/sqlite"
 )
@@ -63,7 +63,7 @@ func (s *Service) BreakNextCommit() {
 			"INSERT INTO broken_child VALUES (1)",
 		}
 	}
-	s.committer().BeforeCommit(func(ctx context.Context, tx *sql.Tx) error {
+	s.committer().BeforeCommit(func(ctx context.Context, tx groupcommit.Execer) error {
 		s.committer().BeforeCommit(nil) // once
 		for _, stmt := range stmts {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -77,7 +77,7 @@ func (s *Service) BreakNextCommit() {
 // groupCommitter is what the tests watch of an engine's group committer.
 type groupCommitter interface {
 	WritesWaiting() int64
-	BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error)
+	BeforeCommit(hook func(ctx context.Context, x groupcommit.Execer) error)
 }
 
 var (

@@ -9,6 +9,7 @@ package groupcommit
 
 import (
 	"context"
+	"database/sql"
 	"slices"
 	"strings"
 	"sync"
@@ -251,6 +252,12 @@ func (c *Committer) Stats(s *store.Stats) {
 	for i := range s.CommitBatches {
 		s.CommitBatches[i] = c.batches[i].Load()
 	}
+}
+
+// Execer runs a statement in a batch's transaction: what a test's hook before a COMMIT
+// is given (a *sql.Tx or the *sql.Conn the transaction is on).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // Savepoints is what a batch's transaction does to let one operation fail alone: mark

@@ -230,7 +230,7 @@ func (st *Store) WritesWaiting() int64 { return st.commit.Waiting() }
 
 // BeforeCommit makes hook run in the transaction of each batch just before its COMMIT
 // (nil: no hook); an error from it fails the batch as a failed COMMIT would. For tests.
-func (st *Store) BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error) {
+func (st *Store) BeforeCommit(hook func(ctx context.Context, x groupcommit.Execer) error) {
 	if hook == nil {
 		st.beforeCommit.Store(nil)
 		return
@@ -239,4 +239,4 @@ func (st *Store) BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error) 
 }
 
 // beforeCommitHook is a BeforeCommit hook.
-type beforeCommitHook = atomic.Pointer[func(ctx context.Context, tx *sql.Tx) error]
+type beforeCommitHook = atomic.Pointer[func(ctx context.Context, x groupcommit.Execer) error]

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/store/groupcommit"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Group commit: every write operation goes to one committer goroutine, which runs the
@@ -44,16 +46,30 @@ type committer struct {
 	closeOnce sync.Once
 	stopped   chan struct{} // closed when the goroutine has returned; nil until it starts
 
-	// The savepoint statements, prepared once: SQLite would otherwise parse them for every
-	// operation of every batch.
-	savepoint, rollbackTo, release *sql.Stmt
+	// conn is the writer pool's one connection, which the committer takes at Open and
+	// holds until Close, and q the queries prepared on it. A batch's transaction is
+	// statements on conn (BEGIN IMMEDIATE … COMMIT), not a *sql.Tx: database/sql runs a
+	// prepared statement in a *sql.Tx only through a copy of it made for the transaction
+	// (Tx.StmtContext, at every call), and sqlc's WithTx copies all the statements of the
+	// queries for every transaction; a statement prepared on a *sql.Conn runs on that
+	// connection as it is. (Held, the connection is never checked and replaced as the
+	// pool would replace a broken one: a connection to a file does not break as a
+	// network's does, and SQLite's driver reports none broken but one interrupted, which
+	// the committer's statements never are.) prepared is q's statements, to close.
+	conn     *sql.Conn
+	prepared *queries.Queries
+	q        store.Querier
+
+	// The transaction and savepoint statements, prepared once on conn: SQLite would
+	// otherwise parse them for every batch and every operation.
+	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 
 	// For tests: the operations waiting to be taken, the transactions committed and the
 	// operations they carried, and a hook run in the transaction just before COMMIT.
 	waiting      atomic.Int64
 	commits      atomic.Int64
 	committedOps atomic.Int64
-	beforeCommit atomic.Pointer[func(ctx context.Context, tx *sql.Tx) error]
+	beforeCommit atomic.Pointer[func(ctx context.Context, x groupcommit.Execer) error]
 	// batches counts committed transactions by size, in the buckets of
 	// store.CommitBatchBounds: 1, 2, 3-4, 5-8, … 65-128 operations.
 	batches [store.BatchBuckets]atomic.Int64
@@ -63,13 +79,24 @@ func newCommitter() committer {
 	return committer{ops: make(chan *writeOp), closing: make(chan struct{})}
 }
 
-// prepare prepares the savepoint statements on the writer.
-func (c *committer) prepare(ctx context.Context, writer *sql.DB) error {
+// prepare takes the writer's connection for the committer and prepares on it the
+// queries and the transaction and savepoint statements.
+func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
+	if c.conn, err = writer.Conn(ctx); err != nil {
+		return err
+	}
+	if c.prepared, err = queries.Prepare(ctx, c.conn); err != nil {
+		return err
+	}
+	c.q = querier{c.prepared}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
-	}{{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"}} {
-		stmt, err := writer.PrepareContext(ctx, p.sql)
+	}{
+		{&c.begin, "BEGIN IMMEDIATE"}, {&c.commit, "COMMIT"}, {&c.rollback, "ROLLBACK"},
+		{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"},
+	} {
+		stmt, err := c.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
 			return err
 		}
@@ -78,13 +105,21 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) error {
 	return nil
 }
 
-// closeStatements closes the savepoint statements prepared.
-func (c *committer) closeStatements() error {
+// close closes the statements prepared and gives the connection back to the writer
+// pool, once: the committer must have stopped.
+func (c *committer) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{c.savepoint, c.rollbackTo, c.release} {
+	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
+	}
+	if c.prepared != nil {
+		errs = append(errs, c.prepared.Close())
+	}
+	if c.conn != nil {
+		errs = append(errs, c.conn.Close())
+		c.conn = nil // closing again closes nothing
 	}
 	return errors.Join(errs...)
 }
@@ -166,6 +201,7 @@ func (st *Store) commitLoop() {
 
 // runBatch runs the operations of batch in one transaction and answers each.
 func (st *Store) runBatch(batch []*writeOp) {
+	c := &st.commit
 	results := make([]opResult, len(batch))
 	defer func() {
 		for i, op := range batch {
@@ -175,15 +211,20 @@ func (st *Store) runBatch(batch []*writeOp) {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
-	tx, err := st.writer.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := c.begin.ExecContext(ctx); err != nil {
 		for i := range results {
 			results[i].err = fmt.Errorf("payments: begin: %w", err)
 		}
 		return
 	}
-	defer tx.Rollback() // after a COMMIT, a no-op
-	q := querier{st.writeQ.WithTx(tx)}
+	committed := false
+	defer func() {
+		if !committed {
+			// Nothing of the batch is kept. Its error, if any, is not the callers':
+			// each already has its own (and a COMMIT that failed may have rolled back).
+			_, _ = c.rollback.ExecContext(ctx)
+		}
+	}()
 	applied := make([]bool, len(batch))
 	// An operation alone in its batch needs no savepoint: the transaction is its own, and
 	// is rolled back whole when it fails.
@@ -194,7 +235,7 @@ func (st *Store) runBatch(batch []*writeOp) {
 			continue
 		}
 		var txErr error
-		results[i], txErr = st.commit.runOp(ctx, tx, q, op, savepoints)
+		results[i], txErr = c.runOp(ctx, op, savepoints)
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
@@ -207,25 +248,28 @@ func (st *Store) runBatch(batch []*writeOp) {
 	if !slices.Contains(applied, true) {
 		return // nothing to keep: the deferred rollback undoes what failed
 	}
-	if hook := st.commit.beforeCommit.Load(); hook != nil {
-		if err := (*hook)(ctx, tx); err != nil {
+	if hook := c.beforeCommit.Load(); hook != nil {
+		if err := (*hook)(ctx, c.conn); err != nil {
 			failBatch(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
 			return
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if _, err := c.commit.ExecContext(ctx); err != nil {
+		// A COMMIT that SQLite refused may leave the transaction open: the deferred
+		// ROLLBACK ends it.
 		failBatch(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
 		return
 	}
+	committed = true
 	n := 0
 	for _, ok := range applied {
 		if ok {
 			n++
 		}
 	}
-	st.commit.commits.Add(1)
-	st.commit.committedOps.Add(int64(n))
-	st.commit.batches[store.BatchBucket(n)].Add(1)
+	c.commits.Add(1)
+	c.committedOps.Add(int64(n))
+	c.batches[store.BatchBucket(n)].Add(1)
 }
 
 // failBatch gives err to every operation that had succeeded in a batch that is not
@@ -239,12 +283,12 @@ func failBatch(results []opResult, applied []bool, next int, err error) {
 	}
 }
 
-// runOp runs one operation inside a savepoint of tx (or, alone in its batch, in tx
-// itself). The result is the operation's own; txErr reports that the savepoint itself
-// failed, so the whole transaction is suspect.
-func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q store.Querier, op *writeOp, savepoint bool) (r opResult, txErr error) {
+// runOp runs one operation inside a savepoint of the batch's transaction (or, alone in
+// its batch, in the transaction itself). The result is the operation's own; txErr
+// reports that the savepoint itself failed, so the whole transaction is suspect.
+func (c *committer) runOp(ctx context.Context, op *writeOp, savepoint bool) (r opResult, txErr error) {
 	if savepoint {
-		if _, err := tx.StmtContext(ctx, c.savepoint).ExecContext(ctx); err != nil {
+		if _, err := c.savepoint.ExecContext(ctx); err != nil {
 			return opResult{}, err
 		}
 	}
@@ -254,17 +298,17 @@ func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q store.Querier, op *
 				r = opResult{panicked: true, panic: p}
 			}
 		}()
-		r.err = op.fn(context.WithoutCancel(op.ctx), q)
+		r.err = op.fn(context.WithoutCancel(op.ctx), c.q)
 	}()
 	if !savepoint {
 		return r, nil
 	}
 	if r.err != nil || r.panicked {
-		if _, err := tx.StmtContext(ctx, c.rollbackTo).ExecContext(ctx); err != nil {
+		if _, err := c.rollbackTo.ExecContext(ctx); err != nil {
 			return r, err
 		}
 	}
-	_, err := tx.StmtContext(ctx, c.release).ExecContext(ctx)
+	_, err := c.release.ExecContext(ctx)
 	return r, err
 }
 
@@ -272,9 +316,10 @@ func (c *committer) runOp(ctx context.Context, tx *sql.Tx, q store.Querier, op *
 // tests that must know a write is queued.
 func (st *Store) WritesWaiting() int64 { return st.commit.waiting.Load() }
 
-// BeforeCommit makes hook run in the transaction of each batch just before its COMMIT
-// (nil: no hook); an error from it fails the batch as a failed COMMIT would. For tests.
-func (st *Store) BeforeCommit(hook func(ctx context.Context, tx *sql.Tx) error) {
+// BeforeCommit makes hook run in the transaction of each batch just before its COMMIT, on
+// the writer's connection that holds it (nil: no hook); an error from it fails the batch
+// as a failed COMMIT would. For tests.
+func (st *Store) BeforeCommit(hook func(ctx context.Context, x groupcommit.Execer) error) {
 	if hook == nil {
 		st.commit.beforeCommit.Store(nil)
 		return

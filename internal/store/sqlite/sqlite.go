@@ -50,8 +50,8 @@ type Store struct {
 	reader *sql.DB
 	// Statements prepared once per pool (and per connection as it is first used), so a
 	// request does not parse its SQL again: parsing costs as much as running a lookup.
-	writeQ *queries.Queries
-	readQ  *queries.Queries
+	// The writes' statements are the committer's, prepared on the writer's connection.
+	readQ *queries.Queries
 	// commit runs every write operation, in batches (committer.go).
 	commit committer
 }
@@ -145,9 +145,6 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	st.reader.SetMaxOpenConns(readers)
 	st.reader.SetMaxIdleConns(readers)
-	if st.writeQ, err = queries.Prepare(ctx, st.writer); err != nil {
-		return nil, fmt.Errorf("payments: prepare: %w", err)
-	}
 	if st.readQ, err = queries.Prepare(ctx, st.reader); err != nil {
 		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
@@ -178,11 +175,9 @@ func sqliteDSN(path, extra string) string {
 // pools. Safe to call again.
 func (st *Store) Close() error {
 	st.stopCommitter()
-	errs := []error{st.commit.closeStatements()}
-	for _, q := range []*queries.Queries{st.readQ, st.writeQ} {
-		if q != nil {
-			errs = append(errs, q.Close())
-		}
+	errs := []error{st.commit.close()}
+	if st.readQ != nil {
+		errs = append(errs, st.readQ.Close())
 	}
 	for _, db := range []*sql.DB{st.reader, st.writer} {
 		if db != nil {
