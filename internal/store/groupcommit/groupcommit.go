@@ -175,8 +175,8 @@ func (c *Committer) loop() {
 }
 
 // take waits for operations it may take and takes, oldest first, every waiting operation
-// whose key no running batch has (up to the committer's max), ordered by key; nil once
-// the committer is stopped.
+// whose key no running batch has (up to the committer's max), ordered by key when batches
+// run side by side; nil once the committer is stopped.
 func (c *Committer) take(batch []*Op) []*Op {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -201,7 +201,9 @@ func (c *Committer) take(batch []*Op) []*Op {
 					c.busy[op.key] = struct{}{}
 				}
 			}
-			slices.SortStableFunc(batch, func(a, b *Op) int { return strings.Compare(a.key, b.key) })
+			if c.runners > 1 { // one runner's batches never wait for each other
+				slices.SortStableFunc(batch, func(a, b *Op) int { return strings.Compare(a.key, b.key) })
+			}
 			return batch
 		}
 		c.ready.Wait()

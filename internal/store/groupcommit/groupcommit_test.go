@@ -98,7 +98,8 @@ func ok() error { return nil }
 
 func TestCommitter(t *testing.T) {
 	t.Run("OKWaitingGatherIntoOneBatch", func(t *testing.T) {
-		// The writes that wait while a batch runs are the next batch, in key order.
+		// The writes that wait while a batch runs are the next batch, in the order they
+		// came.
 		e := newEngine(t, 1)
 		release, held := e.holding(t, "")
 		a := e.write(t, "b", 1, ok)
@@ -106,7 +107,24 @@ func TestCommitter(t *testing.T) {
 		c := e.write(t, "a", 3, ok)
 		release()
 		wait(t, held, a, b, c)
-		if want := [][]string{{""}, {"", "a", "b"}}; !equal(e.batches, want) {
+		if want := [][]string{{""}, {"b", "", "a"}}; !equal(e.batches, want) {
+			t.Errorf("batches %q, want %q", e.batches, want)
+		}
+	})
+
+	t.Run("OKSideBySideBatchesInKeyOrder", func(t *testing.T) {
+		// Batches that run side by side run their writes in the order of their keys.
+		e := newEngine(t, 2)
+		releaseX, heldX := e.holding(t, "x")
+		releaseY, heldY := e.holding(t, "y")
+		a := e.write(t, "b", 1, ok)
+		b := e.write(t, "", 2, ok)
+		c := e.write(t, "a", 3, ok)
+		releaseX()
+		wait(t, heldX, a, b, c)
+		releaseY()
+		wait(t, heldY)
+		if want := [][]string{{"x"}, {"", "a", "b"}, {"y"}}; !equal(e.batches, want) {
 			t.Errorf("batches %q, want %q", e.batches, want)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/platform-payments/payments/internal/store"
@@ -14,37 +13,19 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// Group commit: every write operation goes to one committer goroutine, which runs the
-// operations waiting together in one immediate transaction, each inside a savepoint of
-// its own, commits once (one fsync, synchronous=FULL) and only then answers each caller.
-// An operation that fails rolls back to its savepoint alone; a failed commit fails every
+// Group commit (groupcommit, with one runner: SQLite has one writer): the operations
+// waiting together run in one immediate transaction, each inside a savepoint of its own,
+// which commits once (one fsync, synchronous=FULL) before any caller is answered. An
+// operation that fails rolls back to its savepoint alone; a failed commit fails every
 // operation of the batch.
 
 // The operations of one transaction are bounded by store.MaxBatch, so that no caller
 // waits behind an unbounded queue: about 10 ms of work on the machines we run on.
 
-// writeOp is one write operation waiting for its batch.
-type writeOp struct {
-	ctx  context.Context
-	fn   func(ctx context.Context, q store.Querier) error
-	done chan opResult // buffered: the committer never waits for the caller
-}
-
-// opResult is what became of a write operation: its error, or the value its fn panicked
-// with, raised again in the caller's goroutine (as the same value, so that a recover
-// there sees what it would have seen without the committer).
-type opResult struct {
-	err      error
-	panicked bool
-	panic    any
-}
-
-// committer is the state of the group-commit goroutine.
+// committer is the state of the group commit: the queue, and the connection its batches
+// run on.
 type committer struct {
-	ops       chan *writeOp // unbuffered: a caller waiting to send is an operation waiting
-	closing   chan struct{}
-	closeOnce sync.Once
-	stopped   chan struct{} // closed when the goroutine has returned; nil until it starts
+	queue *groupcommit.Committer
 
 	// conn is the writer pool's one connection, which the committer takes at Open and
 	// holds until Close, and q the queries prepared on it. A batch's transaction is
@@ -64,19 +45,8 @@ type committer struct {
 	// otherwise parse them for every batch and every operation.
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
 
-	// For tests: the operations waiting to be taken, the transactions committed and the
-	// operations they carried, and a hook run in the transaction just before COMMIT.
-	waiting      atomic.Int64
-	commits      atomic.Int64
-	committedOps atomic.Int64
+	// For tests: a hook run in the transaction just before COMMIT.
 	beforeCommit atomic.Pointer[func(ctx context.Context, x groupcommit.Execer) error]
-	// batches counts committed transactions by size, in the buckets of
-	// store.CommitBatchBounds: 1, 2, 3-4, 5-8, … 65-128 operations.
-	batches [store.BatchBuckets]atomic.Int64
-}
-
-func newCommitter() committer {
-	return committer{ops: make(chan *writeOp), closing: make(chan struct{})}
 }
 
 // prepare takes the writer's connection for the committer and prepares on it the
@@ -124,98 +94,46 @@ func (c *committer) close() error {
 	return errors.Join(errs...)
 }
 
-// startCommitter starts the committer goroutine; Close stops it.
+// startCommitter starts the group commit; Close stops it.
 func (st *Store) startCommitter() {
-	st.commit.stopped = make(chan struct{})
-	go st.commitLoop()
+	st.commit.queue = groupcommit.New(store.MaxBatch, 1, st.runBatch)
+	st.commit.queue.Start()
 }
 
-// stopCommitter makes new writes fail with store.ErrClosed, lets the batch in progress finish
-// and waits for the committer to return.
+// stopCommitter makes new writes fail with store.ErrClosed, lets the batch in progress
+// finish and waits for the committer to return.
 func (st *Store) stopCommitter() {
-	st.commit.closeOnce.Do(func() { close(st.commit.closing) })
-	if st.commit.stopped != nil {
-		<-st.commit.stopped
+	if st.commit.queue != nil {
+		st.commit.queue.Stop()
 	}
 }
 
 // Write runs fn as one write operation: in its batch's transaction, inside a savepoint of
 // its own, so that its change is kept (fn returned nil) or undone (fn returned an error or
-// panicked) as a whole. write returns once the batch is committed, so nil means the change
+// panicked) as a whole. Write returns once the batch is committed, so nil means the change
 // is on disk. fn runs with a context carrying ctx's values but not its cancellation: a
 // caller that gives up while its operation runs must not interrupt the statements of the
 // batch's other operations. A ctx done before the operation's turn drops the operation
-// (write returns ctx.Err()). fn must not call write.
+// (Write returns ctx.Err()). fn must not call Write.
 func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	op := &writeOp{ctx: ctx, fn: fn, done: make(chan opResult, 1)}
-	st.commit.waiting.Add(1)
-	select {
-	case st.commit.ops <- op:
-		st.commit.waiting.Add(-1)
-	case <-ctx.Done():
-		st.commit.waiting.Add(-1)
-		return ctx.Err()
-	case <-st.commit.closing:
-		st.commit.waiting.Add(-1)
+	if st.commit.queue == nil {
 		return store.ErrClosed
 	}
-	// Taken: the committer answers every operation it takes, once its batch is over.
-	r := <-op.done
-	if r.panicked {
-		panic(r.panic)
-	}
-	return r.err
+	return st.commit.queue.Write(ctx, fn)
 }
 
-// commitLoop takes the first operation waiting and every other one waiting at that moment
-// (up to store.MaxBatch), runs them as one batch, and starts again. The fsync of one batch is
-// the time in which the next one gathers.
-func (st *Store) commitLoop() {
-	defer close(st.commit.stopped)
-	batch := make([]*writeOp, 0, store.MaxBatch)
-	for {
-		select { // closing wins over operations still waiting: they get store.ErrClosed
-		case <-st.commit.closing:
-			return
-		default:
-		}
-		select {
-		case op := <-st.commit.ops:
-			batch = append(batch[:0], op)
-		case <-st.commit.closing:
-			return
-		}
-	gather:
-		for len(batch) < store.MaxBatch {
-			select {
-			case op := <-st.commit.ops:
-				batch = append(batch, op)
-			default:
-				break gather
-			}
-		}
-		st.runBatch(batch)
-		clear(batch)
-	}
-}
-
-// runBatch runs the operations of batch in one transaction and answers each.
-func (st *Store) runBatch(batch []*writeOp) {
+// runBatch runs the operations of batch in one transaction and returns their results.
+func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 	c := &st.commit
-	results := make([]opResult, len(batch))
-	defer func() {
-		for i, op := range batch {
-			op.done <- results[i]
-		}
-	}()
+	results := make([]groupcommit.Result, len(batch))
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
 	if _, err := c.begin.ExecContext(ctx); err != nil {
 		for i := range results {
-			results[i].err = fmt.Errorf("payments: begin: %w", err)
+			results[i].Err = fmt.Errorf("payments: begin: %w", err)
 		}
-		return
+		return results
 	}
 	committed := false
 	defer func() {
@@ -228,37 +146,39 @@ func (st *Store) runBatch(batch []*writeOp) {
 	applied := make([]bool, len(batch))
 	// An operation alone in its batch needs no savepoint: the transaction is its own, and
 	// is rolled back whole when it fails.
-	savepoints := len(batch) > 1
+	var sp groupcommit.Savepoints
+	if len(batch) > 1 {
+		sp = savepoints{c}
+	}
 	for i, op := range batch {
-		if err := op.ctx.Err(); err != nil {
-			results[i].err = err // given up before its turn: never run
+		if err := op.GivenUp(); err != nil {
+			results[i].Err = err // given up before its turn: never run
 			continue
 		}
 		var txErr error
-		results[i], txErr = c.runOp(ctx, op, savepoints)
+		results[i], txErr = groupcommit.RunOp(ctx, sp, c.q, op)
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
-			txErr = fmt.Errorf("payments: batch transaction: %w", txErr)
-			failBatch(results, applied, i, txErr)
-			return
+			groupcommit.Fail(results, applied, i, fmt.Errorf("payments: batch transaction: %w", txErr))
+			return results
 		}
-		applied[i] = results[i].err == nil && !results[i].panicked
+		applied[i] = results[i].OK()
 	}
 	if !slices.Contains(applied, true) {
-		return // nothing to keep: the deferred rollback undoes what failed
+		return results // nothing to keep: the deferred rollback undoes what failed
 	}
 	if hook := c.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, c.conn); err != nil {
-			failBatch(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
-			return
+			groupcommit.Fail(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
+			return results
 		}
 	}
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		// A COMMIT that SQLite refused may leave the transaction open: the deferred
 		// ROLLBACK ends it.
-		failBatch(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
-		return
+		groupcommit.Fail(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
+		return results
 	}
 	committed = true
 	n := 0
@@ -267,54 +187,25 @@ func (st *Store) runBatch(batch []*writeOp) {
 			n++
 		}
 	}
-	c.commits.Add(1)
-	c.committedOps.Add(int64(n))
-	c.batches[store.BatchBucket(n)].Add(1)
+	c.queue.Committed(n)
+	return results
 }
 
-// failBatch gives err to every operation that had succeeded in a batch that is not
-// committed, and to the operations from next on, which did not run or cannot be trusted.
-// The operations that failed alone keep their own error: nothing of theirs was kept either.
-func failBatch(results []opResult, applied []bool, next int, err error) {
-	for i := range results {
-		if applied[i] || i >= next {
-			results[i] = opResult{err: err}
-		}
-	}
-}
+// savepoints are the savepoint statements prepared on the committer's connection.
+type savepoints struct{ c *committer }
 
-// runOp runs one operation inside a savepoint of the batch's transaction (or, alone in
-// its batch, in the transaction itself). The result is the operation's own; txErr
-// reports that the savepoint itself failed, so the whole transaction is suspect.
-func (c *committer) runOp(ctx context.Context, op *writeOp, savepoint bool) (r opResult, txErr error) {
-	if savepoint {
-		if _, err := c.savepoint.ExecContext(ctx); err != nil {
-			return opResult{}, err
-		}
-	}
-	func() {
-		defer func() {
-			if p := recover(); p != nil { // panic(nil) too, since Go 1.21
-				r = opResult{panicked: true, panic: p}
-			}
-		}()
-		r.err = op.fn(context.WithoutCancel(op.ctx), c.q)
-	}()
-	if !savepoint {
-		return r, nil
-	}
-	if r.err != nil || r.panicked {
-		if _, err := c.rollbackTo.ExecContext(ctx); err != nil {
-			return r, err
-		}
-	}
-	_, err := c.release.ExecContext(ctx)
-	return r, err
+func (s savepoints) Savepoint(ctx context.Context) error  { return exec(ctx, s.c.savepoint) }
+func (s savepoints) RollbackTo(ctx context.Context) error { return exec(ctx, s.c.rollbackTo) }
+func (s savepoints) Release(ctx context.Context) error    { return exec(ctx, s.c.release) }
+
+func exec(ctx context.Context, stmt *sql.Stmt) error {
+	_, err := stmt.ExecContext(ctx)
+	return err
 }
 
 // WritesWaiting is the number of write operations waiting to be taken into a batch: for
 // tests that must know a write is queued.
-func (st *Store) WritesWaiting() int64 { return st.commit.waiting.Load() }
+func (st *Store) WritesWaiting() int64 { return st.commit.queue.Waiting() }
 
 // BeforeCommit makes hook run in the transaction of each batch just before its COMMIT, on
 // the writer's connection that holds it (nil: no hook); an error from it fails the batch

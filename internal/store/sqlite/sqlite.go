@@ -105,7 +105,7 @@ var migrationFiles embed.FS
 // and Steps in the migration's transaction), its statements prepared and its committer
 // started.
 func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err error) {
-	st := &Store{commit: newCommitter()}
+	st := &Store{}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())
@@ -215,15 +215,8 @@ func (st *Store) Ping(ctx context.Context) error {
 
 // Stats reports both pools and the committer's batches.
 func (st *Store) Stats() store.Stats {
-	out := store.Stats{
-		Pools:         map[string]sql.DBStats{"reader": st.reader.Stats(), "writer": st.writer.Stats()},
-		Commits:       st.commit.commits.Load(),
-		CommittedOps:  st.commit.committedOps.Load(),
-		CommitBatches: make([]int64, store.BatchBuckets),
-	}
-	for i := range out.CommitBatches {
-		out.CommitBatches[i] = st.commit.batches[i].Load()
-	}
+	out := store.Stats{Pools: map[string]sql.DBStats{"reader": st.reader.Stats(), "writer": st.writer.Stats()}}
+	st.commit.queue.Stats(&out)
 	return out
 }
 
