@@ -104,11 +104,7 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 		// earlier than the one before, so that creation times follow the creation order
 		// List Users pages by, however many instances create users.
 		created := formatTime(s.Now())
-		event, err := s.event(platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
-		if err != nil {
-			return err
-		}
-		row, deliveries, err := q.CreateUserRows(ctx, store.NewUserRows{
+		row, err := q.CreateUserRows(ctx, store.NewUserRows{
 			User: queries.CreateUserParams{
 				ID:               id,
 				PlatformID:       platformID.String(),
@@ -127,14 +123,14 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 				NotificationsEnabled: 1,
 				TwoFactorEnabled:     0,
 			},
-			Event: event,
 		})
 		if err != nil {
 			return notFound(s.storeError(err), "Platform not found.")
 		}
-		s.delivering(deliveries)
-		u, err = userFromRow(row)
-		return err
+		if u, err = userFromRow(row); err != nil {
+			return err
+		}
+		return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
 	})
 	if err != nil {
 		return User{}, err

@@ -32,25 +32,22 @@ type Querier interface {
 	// Config.DeliveriesDue once the batch has committed deliveries.
 	RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error)
 	// CreateUserRows writes a new user of a platform: it raises the platform's user
-	// count (CountNewUser, which locks the platform's row until the write ends), writes
-	// the user numbered by it (CreateUser, whose PwID it sets), the user's wallet and
-	// settings, and the event of the creation (RecordEvent), and returns the user as
-	// stored and the event's deliveries. The user, wallet and settings are created at
+	// count (CountNewUser, which locks the platform's row until the write ends), and
+	// writes the user numbered by it (CreateUser, whose PwID it sets) and the user's
+	// wallet and settings, and returns the user as stored. The rows are created at
 	// u.User.CreatedAt, or, where instances share the database, at the time of the
 	// platform's previous user when that is later: creation times follow pw_id. It
 	// returns sql.ErrNoRows, having written nothing, when the platform does not exist. An
 	// engine where a statement costs a round trip (PostgreSQL) runs it as one statement.
-	CreateUserRows(ctx context.Context, u NewUserRows) (queries.User, int64, error)
+	CreateUserRows(ctx context.Context, u NewUserRows) (queries.User, error)
 }
 
 // NewUserRows are the rows of a new user (CreateUserRows): the user, its wallet and
-// settings (whose user ids and creation times CreateUserRows sets from the user's), and
-// the event.
+// settings (whose user ids and creation times CreateUserRows sets from the user's).
 type NewUserRows struct {
 	User     queries.CreateUserParams
 	Wallet   queries.CreateWalletParams
 	Settings queries.CreateUserSettingsParams
-	Event    queries.CreateEventParams
 }
 
 // Store is an open database.

@@ -72,30 +72,26 @@ func (q querier) RecordEvent(ctx context.Context, e queries.CreateEventParams) (
 	return q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: e.ID, DueAt: e.CreatedAt, PlatformID: e.PlatformID, Type: e.Type})
 }
 
-// CreateUserRows writes the user, its wallet, settings and event one statement after
-// another: SQLite's writes are one at a time, so the time given follows the previous
-// user's already.
-func (q querier) CreateUserRows(ctx context.Context, u store.NewUserRows) (queries.User, int64, error) {
+// CreateUserRows writes the user, its wallet and settings one statement after another:
+// SQLite's writes are one at a time, so the time given follows the previous user's
+// already.
+func (q querier) CreateUserRows(ctx context.Context, u store.NewUserRows) (queries.User, error) {
 	switch n, err := q.CountNewUser(ctx, u.User.PlatformID); {
 	case err != nil:
-		return queries.User{}, 0, err
+		return queries.User{}, err
 	case n == 0:
-		return queries.User{}, 0, sql.ErrNoRows
+		return queries.User{}, sql.ErrNoRows
 	}
 	row, err := q.CreateUser(ctx, u.User)
 	if err != nil {
-		return queries.User{}, 0, err
+		return queries.User{}, err
 	}
 	u.Wallet.UserID, u.Wallet.CreatedAt = row.ID, row.CreatedAt
 	if err := q.CreateWallet(ctx, u.Wallet); err != nil {
-		return queries.User{}, 0, err
+		return queries.User{}, err
 	}
 	u.Settings.UserID, u.Settings.CreatedAt = row.ID, row.CreatedAt
-	if err := q.CreateUserSettings(ctx, u.Settings); err != nil {
-		return queries.User{}, 0, err
-	}
-	n, err := q.RecordEvent(ctx, u.Event)
-	return row, n, err
+	return row, q.CreateUserSettings(ctx, u.Settings)
 }
 
 //go:embed migrations/*.sql

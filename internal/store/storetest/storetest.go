@@ -90,9 +90,9 @@ func newPlatform(ctx context.Context, q store.Querier) (string, error) {
 }
 
 // newUser adds a user of the platform, as Create User does (CreateUserRows): the
-// platform's count raised, the user numbered by it, with its wallet, settings and event.
+// platform's count raised, the user numbered by it, with its wallet and settings.
 func newUser(ctx context.Context, q store.Querier, platformID, email string) (string, error) {
-	u, _, err := q.CreateUserRows(ctx, newUserRows(platformID, email))
+	u, err := q.CreateUserRows(ctx, newUserRows(platformID, email))
 	return u.ID, err
 }
 
@@ -106,8 +106,6 @@ func newUserRows(platformID, email string) store.NewUserRows {
 		},
 		Wallet:   queries.CreateWalletParams{ID: uuid.NewString(), Currency: "USD"},
 		Settings: queries.CreateUserSettingsParams{Currency: "USD", Timezone: "UTC", Language: "en", NotificationsEnabled: 1},
-		Event: queries.CreateEventParams{ID: uuid.NewString(), PlatformID: platformID, Type: "user.created",
-			CreatedAt: at, Payload: "{}"},
 	}
 }
 
@@ -219,7 +217,7 @@ func (h *harness) testWrite(t *testing.T) {
 
 	// CreateUserRows for a platform that does not exist writes nothing.
 	err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
-		_, _, err := q.CreateUserRows(ctx, newUserRows(uuid.NewString(), "nobody@example.com"))
+		_, err := q.CreateUserRows(ctx, newUserRows(uuid.NewString(), "nobody@example.com"))
 		return err
 	})
 	if !errors.Is(err, sql.ErrNoRows) {

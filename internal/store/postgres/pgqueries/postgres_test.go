@@ -218,8 +218,8 @@ func TestPostgres(t *testing.T) {
 }
 
 // TestCreateUserRows runs the one-statement create of a user: the platform's counter
-// numbers the user, the clock never goes back, the wallet, settings and event are written
-// with it, and a platform that does not exist gets no rows.
+// numbers the user, the clock never goes back, the wallet and settings are written with
+// it, and a platform that does not exist gets no rows.
 func TestCreateUserRows(t *testing.T) {
 	db := openSchema(t)
 	ctx := context.Background()
@@ -238,8 +238,6 @@ func TestCreateUserRows(t *testing.T) {
 			User:     queries.CreateUserParams{ID: id, PlatformID: platform, Name: "N " + id, CreatedAt: at},
 			Wallet:   queries.CreateWalletParams{ID: "w-" + id, Currency: "USD"},
 			Settings: queries.CreateUserSettingsParams{Currency: "USD", Timezone: "UTC", Language: "en", NotificationsEnabled: 1},
-			Event: queries.CreateEventParams{ID: "e-" + id, PlatformID: platform, Type: "user.created", CreatedAt: at,
-				Payload: `{"id":"e-` + id + `"}`},
 		}
 	}
 	for _, c := range []struct {
@@ -251,38 +249,29 @@ func TestCreateUserRows(t *testing.T) {
 		{"u2", "2026-01-01T00:00:01.000000Z", "2026-01-01T00:00:02.000000Z", 2},
 		{"u3", "2026-01-01T00:00:03.000000Z", "2026-01-01T00:00:03.000000Z", 3},
 	} {
-		u, deliveries, err := a.CreateUserRows(ctx, rows("p1", c.id, c.at))
+		u, err := a.CreateUserRows(ctx, rows("p1", c.id, c.at))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.ID != c.id || u.PwID != c.wantPwID || u.CreatedAt != c.wantAt || u.RowID == 0 || u.Name != "N "+c.id || deliveries != 0 {
-			t.Errorf("CreateUserRows(%s) = %+v, %d deliveries", c.id, u, deliveries)
+		if u.ID != c.id || u.PwID != c.wantPwID || u.CreatedAt != c.wantAt || u.RowID == 0 || u.Name != "N "+c.id {
+			t.Errorf("CreateUserRows(%s) = %+v", c.id, u)
 		}
-		var walletAt, settingsAt, eventType string
-		if err := db.QueryRowContext(ctx, `SELECT w.created_at, s.created_at, e.type FROM wallets w
-			JOIN user_settings s ON s.user_id = w.user_id JOIN events e ON e.id = 'e-' || w.user_id
-			WHERE w.user_id = $1`, c.id).Scan(&walletAt, &settingsAt, &eventType); err != nil {
+		var walletAt, settingsAt string
+		if err := db.QueryRowContext(ctx, `SELECT w.created_at, s.created_at FROM wallets w
+			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, c.id).Scan(&walletAt, &settingsAt); err != nil {
 			t.Fatal(err)
 		}
-		if walletAt != c.wantAt || settingsAt != c.wantAt || eventType != "user.created" {
-			t.Errorf("%s: wallet at %s, settings at %s, event %q", c.id, walletAt, settingsAt, eventType)
+		if walletAt != c.wantAt || settingsAt != c.wantAt {
+			t.Errorf("%s: wallet at %s, settings at %s", c.id, walletAt, settingsAt)
 		}
 	}
-	// An enabled endpoint subscribed to every event: one delivery.
-	if _, err := db.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, platform_id, url, description, secret_sealed, all_events, status, created_at)
-		VALUES ('h1', 'p1', 'https://hooks.example.com/', '', $1, 1, 'enabled', '2026-01-01T00:00:00.000000Z')`, sealed); err != nil {
-		t.Fatal(err)
-	}
-	if _, deliveries, err := a.CreateUserRows(ctx, rows("p1", "u4", "2026-01-01T00:00:04.000000Z")); err != nil || deliveries != 1 {
-		t.Errorf("with an endpoint: %d deliveries, %v", deliveries, err)
-	}
 	// No platform: no rows at all.
-	if _, _, err := a.CreateUserRows(ctx, rows("p2", "u5", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
+	if _, err := a.CreateUserRows(ctx, rows("p2", "u5", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("no platform: %v, want sql.ErrNoRows", err)
 	}
 	var n int
 	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM users WHERE id = 'u5') + (SELECT count(*) FROM wallets WHERE id = 'w-u5')
-		+ (SELECT count(*) FROM events WHERE id = 'e-u5')`).Scan(&n); err != nil || n != 0 {
+		+ (SELECT count(*) FROM user_clocks WHERE platform_id = 'p2')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("no platform: %d rows written, %v", n, err)
 	}
 }

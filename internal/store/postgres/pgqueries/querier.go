@@ -43,12 +43,11 @@ type Querier interface {
 	CreateRuleSet(ctx context.Context, arg CreateRuleSetParams) (int64, error)
 	// pw_id is the platform's user count, which CountNewUser has just raised.
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
-	// PostgreSQL only: CountNewUser, CreateUser, CreateWallet, CreateUserSettings and
-	// EmitEvent in one statement, one round trip (store.Querier's CreateUserRows). The
-	// platform's row, raised and locked first, numbers the user; its clock (user_clocks) times
-	// it: created_at is the later of the time given and the previous user's, so that creation
-	// times follow pw_id whichever instance created the user before. No row when the platform
-	// does not exist; deliveries is the count of pending deliveries of the event.
+	// PostgreSQL only: CountNewUser, CreateUser, CreateWallet and CreateUserSettings in one
+	// statement, one round trip (store.Querier's CreateUserRows). The platform's row, raised
+	// and locked first, numbers the user; its clock (user_clocks) times it: created_at is the
+	// later of the time given and the previous user's, so that creation times follow pw_id
+	// whichever instance created the user before. No row when the platform does not exist.
 	CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error)
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error

@@ -38,12 +38,11 @@ SET verified_at = sqlc.arg(verified_at)
 WHERE id = sqlc.arg(id) AND verified_at IS NULL;
 
 -- name: CreateUserRows :one
--- PostgreSQL only: CountNewUser, CreateUser, CreateWallet, CreateUserSettings and
--- EmitEvent in one statement, one round trip (store.Querier's CreateUserRows). The
--- platform's row, raised and locked first, numbers the user; its clock (user_clocks) times
--- it: created_at is the later of the time given and the previous user's, so that creation
--- times follow pw_id whichever instance created the user before. No row when the platform
--- does not exist; deliveries is the count of pending deliveries of the event.
+-- PostgreSQL only: CountNewUser, CreateUser, CreateWallet and CreateUserSettings in one
+-- statement, one round trip (store.Querier's CreateUserRows). The platform's row, raised
+-- and locked first, numbers the user; its clock (user_clocks) times it: created_at is the
+-- later of the time given and the previous user's, so that creation times follow pw_id
+-- whichever instance created the user before. No row when the platform does not exist.
 WITH counted AS (
     UPDATE platforms SET user_count = user_count + 1
     WHERE platforms.id = sqlc.arg(platform_id)
@@ -67,20 +66,5 @@ WITH counted AS (
     SELECT u.id, sqlc.arg(settings_currency)::text, sqlc.arg(timezone)::text, sqlc.arg(language)::text,
         sqlc.arg(notifications_enabled)::bigint, sqlc.arg(two_factor_enabled)::bigint, u.created_at
     FROM u
-), ev AS (
-    INSERT INTO events (id, platform_id, type, created_at, payload)
-    SELECT sqlc.arg(event_id)::text, u.platform_id, sqlc.arg(event_type)::text, sqlc.arg(event_at)::text, sqlc.arg(payload)::text
-    FROM u
-    RETURNING id, platform_id, type, created_at
-), d AS (
-    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-    SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-    FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-    WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
-          SELECT 1 FROM webhook_subscriptions sub WHERE sub.endpoint_id = e.id AND sub.type = ev.type))
-    RETURNING 1
 )
-SELECT u.row_id, u.id, u.platform_id, u.pw_id, u.name, u.email, u.email_key, u.phone_country_code, u.phone,
-    u.verified_at, u.created_at, (SELECT count(*) FROM d) AS deliveries
-FROM u;
+SELECT * FROM u;

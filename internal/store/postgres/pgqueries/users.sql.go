@@ -84,23 +84,8 @@ WITH counted AS (
     SELECT u.id, $11::text, $12::text, $13::text,
         $14::bigint, $15::bigint, u.created_at
     FROM u
-), ev AS (
-    INSERT INTO events (id, platform_id, type, created_at, payload)
-    SELECT $16::text, u.platform_id, $17::text, $18::text, $19::text
-    FROM u
-    RETURNING id, platform_id, type, created_at
-), d AS (
-    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-    SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-    FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-    WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
-          SELECT 1 FROM webhook_subscriptions sub WHERE sub.endpoint_id = e.id AND sub.type = ev.type))
-    RETURNING 1
 )
-SELECT u.row_id, u.id, u.platform_id, u.pw_id, u.name, u.email, u.email_key, u.phone_country_code, u.phone,
-    u.verified_at, u.created_at, (SELECT count(*) FROM d) AS deliveries
-FROM u
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM u
 `
 
 type CreateUserRowsParams struct {
@@ -119,10 +104,6 @@ type CreateUserRowsParams struct {
 	Language             string
 	NotificationsEnabled int64
 	TwoFactorEnabled     int64
-	EventID              string
-	EventType            string
-	EventAt              string
-	Payload              string
 }
 
 type CreateUserRowsRow struct {
@@ -137,15 +118,13 @@ type CreateUserRowsRow struct {
 	Phone            *string
 	VerifiedAt       *string
 	CreatedAt        string
-	Deliveries       int64
 }
 
-// PostgreSQL only: CountNewUser, CreateUser, CreateWallet, CreateUserSettings and
-// EmitEvent in one statement, one round trip (store.Querier's CreateUserRows). The
-// platform's row, raised and locked first, numbers the user; its clock (user_clocks) times
-// it: created_at is the later of the time given and the previous user's, so that creation
-// times follow pw_id whichever instance created the user before. No row when the platform
-// does not exist; deliveries is the count of pending deliveries of the event.
+// PostgreSQL only: CountNewUser, CreateUser, CreateWallet and CreateUserSettings in one
+// statement, one round trip (store.Querier's CreateUserRows). The platform's row, raised
+// and locked first, numbers the user; its clock (user_clocks) times it: created_at is the
+// later of the time given and the previous user's, so that creation times follow pw_id
+// whichever instance created the user before. No row when the platform does not exist.
 func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error) {
 	row := q.queryRow(ctx, q.createUserRowsStmt, createUserRows,
 		arg.PlatformID,
@@ -163,10 +142,6 @@ func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) 
 		arg.Language,
 		arg.NotificationsEnabled,
 		arg.TwoFactorEnabled,
-		arg.EventID,
-		arg.EventType,
-		arg.EventAt,
-		arg.Payload,
 	)
 	var i CreateUserRowsRow
 	err := row.Scan(
@@ -181,7 +156,6 @@ func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) 
 		&i.Phone,
 		&i.VerifiedAt,
 		&i.CreatedAt,
-		&i.Deliveries,
 	)
 	return i, err
 }
