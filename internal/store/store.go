@@ -170,8 +170,8 @@ type lockKey struct{}
 // it: what the operation locks first that many others lock too (a platform's user count,
 // a user's row). A group-committing engine that runs batches side by side never runs two
 // operations of one key at once (they go into one batch, which takes the lock once), and
-// runs a batch's operations in the order of their keys, so that batches take locks in
-// one order. Operations without a key take no lock others wait for.
+// puts the operations of one key at most in a batch, so that batches of other keys never
+// wait for it. Operations without a key take no lock others wait for.
 func WithLockKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, lockKey{}, key)
 }

@@ -11,7 +11,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -62,9 +61,10 @@ func (r Result) OK() bool { return r.Err == nil && !r.Panicked }
 // function, on one or more runners at once. Runners never run at once two operations of
 // one lock key (store.LockKey): the operations of a key that wait while a batch of it
 // runs gather into the next batch, which one commit covers, rather than each waiting in
-// a batch of its own for the lock the running batch holds. A batch's operations run in
-// the order of their keys, so that batches that run at once, here or in another process,
-// take the keys' locks in one order and never wait for each other in a cycle.
+// a batch of its own for the lock the running batch holds. When batches run side by side,
+// a batch carries the operations of one key at most (and any without one), so that it
+// holds one such lock: batches of other keys, here or in another process, never wait for
+// it, and batches never wait for each other in a cycle.
 type Committer struct {
 	max, runners int
 	run          func(batch []*Op) []Result
@@ -175,8 +175,8 @@ func (c *Committer) loop() {
 }
 
 // take waits for operations it may take and takes, oldest first, every waiting operation
-// whose key no running batch has (up to the committer's max), ordered by key when batches
-// run side by side; nil once the committer is stopped.
+// whose key no running batch has (up to the committer's max), and when batches run side
+// by side, of one key at most; nil once the committer is stopped.
 func (c *Committer) take(batch []*Op) []*Op {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -185,10 +185,16 @@ func (c *Committer) take(batch []*Op) []*Op {
 			return nil
 		}
 		keep := c.queue[:0]
+		key := "" // the batch's one key, when batches run side by side
 		for _, op := range c.queue {
-			if _, busy := c.busy[op.key]; len(batch) < c.max && (op.key == "" || !busy) {
+			_, busy := c.busy[op.key]
+			takeable := op.key == "" || !busy && (c.runners == 1 || key == "" || op.key == key)
+			if len(batch) < c.max && takeable {
 				op.taken = true
 				batch = append(batch, op)
+				if c.runners > 1 && op.key != "" {
+					key = op.key
+				}
 				continue
 			}
 			keep = append(keep, op)
@@ -200,9 +206,6 @@ func (c *Committer) take(batch []*Op) []*Op {
 				if op.key != "" {
 					c.busy[op.key] = struct{}{}
 				}
-			}
-			if c.runners > 1 { // one runner's batches never wait for each other
-				slices.SortStableFunc(batch, func(a, b *Op) int { return strings.Compare(a.key, b.key) })
 			}
 			return batch
 		}

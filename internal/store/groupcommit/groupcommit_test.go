@@ -112,19 +112,22 @@ func TestCommitter(t *testing.T) {
 		}
 	})
 
-	t.Run("OKSideBySideBatchesInKeyOrder", func(t *testing.T) {
-		// Batches that run side by side run their writes in the order of their keys.
+	t.Run("OKSideBySideBatchesOfOneKey", func(t *testing.T) {
+		// Batches that run side by side carry one key each, with the writes of none.
 		e := newEngine(t, 2)
 		releaseX, heldX := e.holding(t, "x")
 		releaseY, heldY := e.holding(t, "y")
 		a := e.write(t, "b", 1, ok)
 		b := e.write(t, "", 2, ok)
 		c := e.write(t, "a", 3, ok)
+		d := e.write(t, "b", 4, ok)
 		releaseX()
-		wait(t, heldX, a, b, c)
+		wait(t, heldX, a, b, c, d)
 		releaseY()
 		wait(t, heldY)
-		if want := [][]string{{"x"}, {"", "a", "b"}, {"y"}}; !equal(e.batches, want) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if want := [][]string{{"x"}, {"b", "", "b"}, {"a"}, {"y"}}; !equal(e.batches, want) {
 			t.Errorf("batches %q, want %q", e.batches, want)
 		}
 	})
