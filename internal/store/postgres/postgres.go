@@ -34,7 +34,8 @@ import (
 // Store is a store on a PostgreSQL database (in the schema the DSN's search_path names).
 type Store struct {
 	db *sql.DB
-	// pq is the pool's prepared statements, readQ the same behind store.Querier.
+	// pq is the pool's statements (prepared unless the DSN says otherwise: Open),
+	// readQ the same behind store.Querier.
 	pq    *pgqueries.Queries
 	readQ pgqueries.Adapter
 	// commits counts the write transactions committed: each one operation's.
@@ -105,8 +106,15 @@ const (
 
 // Open opens the PostgreSQL database dsn names. The migrations (with cfg's Setup and
 // Steps in their transaction) run holding the set-up lock of the schema, and so does
-// each write cfg.Opened makes, so that instances starting together do them once.
+// each write cfg.Opened makes, so that instances starting together do them once. The
+// store prepares its statements on every connection of the pool when the DSN leaves
+// pgx's exec mode at its default, and uses none when it names another
+// (default_query_exec_mode=cache_describe, as behind PgBouncer in transaction mode).
 func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err error) {
+	prepare, err := namedStatements(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
+	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
@@ -132,8 +140,12 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	if err := migrate(ctx, db, key, cfg); err != nil {
 		return nil, fmt.Errorf("payments: migrate %s: %w", Redact(dsn), err)
 	}
-	if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
-		return nil, fmt.Errorf("payments: prepare: %w", err)
+	if prepare {
+		if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
+			return nil, fmt.Errorf("payments: prepare: %w", err)
+		}
+	} else {
+		st.pq = pgqueries.New(db)
 	}
 	st.readQ = pgqueries.NewAdapter(st.pq)
 	if cfg.Opened != nil {
@@ -315,7 +327,7 @@ func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error
 	return nil
 }
 
-// Reads is the pool's prepared statements, each its own snapshot.
+// Reads is the pool's statements, each its own snapshot.
 func (st *Store) Reads() store.Querier { return st.readQ }
 
 // conflicts names the unique keys a client may duplicate, by the names migrations/ gives
