@@ -45,7 +45,11 @@ func (h *harness) testOpenTogether(t *testing.T) {
 			t.Errorf("store %d: Open: %v", i, err)
 			continue
 		}
-		t.Cleanup(func() { opened[i].Close() })
+		t.Cleanup(func() {
+			if err := opened[i].Close(); err != nil {
+				t.Errorf("store %d: Close: %v", i, err)
+			}
+		})
 		if created[i] != 0 {
 			loads++
 		}
