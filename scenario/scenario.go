@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -289,9 +288,10 @@ func setup(env *testscript.Env) error {
 		}
 	})
 	if pgtest.Enabled() {
-		// A schema of its own in the PostgreSQL database, dropped when the script ends,
+		// A schema of its own in the PostgreSQL database (a database of its own behind a
+		// pooler), dropped when the script ends,
 		// and the data key in the work directory rather than the working one.
-		dsn, drop, err := pgtest.NewSchema(context.Background(), os.Getenv(pgtest.Env))
+		dsn, drop, err := pgtest.New(context.Background())
 		if err != nil {
 			return err
 		}

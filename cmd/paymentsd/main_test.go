@@ -48,11 +48,12 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv(exitFileVar, filepath.Join(env.WorkDir, ".exitcode"))
 			// $DB is the script's database: payments.db in its work directory, or a
-			// PostgreSQL schema of its own when $PAYMENTS_TEST_POSTGRES is set; $DBKEY
+			// PostgreSQL schema (or database, behind a pooler) of its own when
+			// $PAYMENTS_TEST_POSTGRES is set; $DBKEY
 			// the data key file the commands make for it by default.
 			db := "payments.db"
 			if pgtest.Enabled() {
-				dsn, drop, err := pgtest.NewSchema(context.Background(), os.Getenv(pgtest.Env))
+				dsn, drop, err := pgtest.New(context.Background())
 				if err != nil {
 					return err
 				}

@@ -123,11 +123,13 @@ type Config struct {
 	// number ("sealed_values.sql"), run in the migration's transaction right after its
 	// SQL.
 	Steps map[string]func(ctx context.Context, q Querier) error
-	// Opened runs once the store is open, before Open returns: on an engine that many
-	// processes share (PostgreSQL), still under the lock its migrations take, so that
-	// processes opening one new database at once run it one after the other. The
-	// service loads the shipped payee rules into a database that has none here. When it
-	// fails, Open closes the store and fails.
+	// Opened runs once the store is open, before Open returns. On an engine that many
+	// processes share (PostgreSQL), each write it makes takes the lock its migrations
+	// take, first in the write's transaction, so that processes opening one new database
+	// at once make those writes one after the other, each seeing what the one before
+	// committed: what must happen once is checked and done in one write. The service
+	// loads the shipped payee rules into a database that has none here. When it fails,
+	// Open closes the store and fails.
 	Opened func(ctx context.Context, st Store) error
 	// DeliveriesDue is called after a write whose events made deliveries due commits,
 	// before Write returns, when the engine could not say so through RecordEvent.

@@ -33,7 +33,8 @@ import (
 // Store is a store on a PostgreSQL database (in the schema the DSN's search_path names).
 type Store struct {
 	db *sql.DB
-	// pq is the pool's prepared statements, readQ the same behind store.Querier.
+	// pq is the pool's statements (prepared unless the DSN says otherwise: Open),
+	// readQ the same behind store.Querier.
 	pq    *pgqueries.Queries
 	readQ pgqueries.Adapter
 	// commit runs every write operation, in batches (committer.go); beforeCommit is
@@ -100,9 +101,16 @@ func Accepts(dsn string) bool {
 func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 
 // Open opens the PostgreSQL database dsn names. The migrations (with cfg's Setup and
-// Steps in their transaction) run holding an advisory lock of the schema, so that
-// instances starting together do them once.
+// Steps in their transaction) run holding the set-up lock of the schema, and so does
+// each write cfg.Opened makes, so that instances starting together do them once. The
+// store prepares its statements on every connection of the pool when the DSN leaves
+// pgx's exec mode at its default, and uses none when it names another
+// (default_query_exec_mode=cache_describe, as behind PgBouncer in transaction mode).
 func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err error) {
+	prepare, err := namedStatements(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
+	}
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
@@ -123,63 +131,48 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	db.SetMaxIdleConns(conns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	// One connection holds the set-up lock; it is released (and the connection returned)
-	// when the set-up is over, or when the connection closes.
-	conn, err := db.Conn(ctx)
+	key, err := setupKey(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	defer conn.Close()
-	if err := lockSetup(ctx, conn); err != nil {
-		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
-	}
-	defer unlockSetup(context.WithoutCancel(ctx), conn)
-	if err := migrate(ctx, conn, cfg); err != nil {
+	if err := migrate(ctx, db, key, cfg); err != nil {
 		return nil, fmt.Errorf("payments: migrate %s: %w", Redact(dsn), err)
 	}
-	if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
-		return nil, fmt.Errorf("payments: prepare: %w", err)
+	if prepare {
+		if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
+			return nil, fmt.Errorf("payments: prepare: %w", err)
+		}
+	} else {
+		st.pq = pgqueries.New(db)
 	}
 	st.readQ = pgqueries.NewAdapter(st.pq)
 	st.commit.Start()
 	if cfg.Opened != nil {
-		if err := cfg.Opened(ctx, st); err != nil {
+		if err := cfg.Opened(ctx, setupStore{Store: st, key: key}); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-// The set-up lock: an advisory lock of the schema, held while a store migrates the
-// database and runs Config.Opened.
-const (
-	setupLockSQL   = "SELECT pg_advisory_lock(hashtext(current_schema() || '.payments setup'))"
-	setupUnlockSQL = "SELECT pg_advisory_unlock(hashtext(current_schema() || '.payments setup'))"
-)
-
-func lockSetup(ctx context.Context, conn *sql.Conn) error {
-	_, err := conn.ExecContext(ctx, setupLockSQL)
-	return err
-}
-
-func unlockSetup(ctx context.Context, conn *sql.Conn) {
-	conn.ExecContext(ctx, setupUnlockSQL) // #nosec G104 -- closing the connection releases it too
-}
-
-// migrate applies, in one transaction, the embedded migrations newer than the schema's
-// version and their Go steps, then runs cfg.Setup in that same transaction.
-func migrate(ctx context.Context, conn *sql.Conn, cfg store.Config) error {
+// migrate applies, in one transaction holding the set-up lock (key), the embedded
+// migrations newer than the schema's version and their Go steps, then runs cfg.Setup in
+// that same transaction.
+func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error {
 	names, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
 		return err
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	q := pgqueries.NewAdapter(pgqueries.New(tx))
+	if err := lockSetup(ctx, q, key); err != nil {
+		return err
+	}
 	setUp := false
 	setup := func() error {
 		if setUp || cfg.Setup == nil {
@@ -299,7 +292,7 @@ func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error
 	return nil
 }
 
-// Reads is the pool's prepared statements, each its own snapshot.
+// Reads is the pool's statements, each its own snapshot.
 func (st *Store) Reads() store.Querier { return st.readQ }
 
 // conflicts names the unique keys a client may duplicate, by the names migrations/ gives

@@ -2,7 +2,8 @@
 // internal/store runs Exercise from its own tests, so that what the service relies on
 // (atomic, durable writes; a write the database aborted to break a deadlock run again;
 // one snapshot per read; duplicates reported as typed conflicts; LockUser; Close under
-// load; the hooks of Open) holds the same on each.
+// load; the hooks of Open; stores opening one new database at once) holds the same on
+// each.
 package storetest
 
 import (
@@ -27,6 +28,7 @@ import (
 func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) string) {
 	h := &harness{engine: engine, newDSN: newDSN}
 	t.Run("Open", h.testOpen)
+	t.Run("OpenTogether", h.testOpenTogether)
 	t.Run("Write", h.testWrite)
 	t.Run("WriteRetried", h.testWriteRetried)
 	t.Run("Read", h.testRead)
