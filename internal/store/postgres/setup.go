@@ -38,11 +38,13 @@ func setupKey(ctx context.Context, db *sql.DB) (int64, error) {
 // lockSetup takes the set-up lock in the transaction of q, the statements of one write
 // of this engine, until that transaction ends.
 func lockSetup(ctx context.Context, q store.Querier, key int64) error {
-	a, ok := q.(pgqueries.Adapter)
-	if !ok {
-		return fmt.Errorf("payments: set-up lock: the write's statements are a %T, not the engine's", q)
+	switch a := q.(type) {
+	case pgqueries.Adapter:
+		return a.Q.AdvisoryXactLock(ctx, key)
+	case batchQuerier:
+		return a.Q.AdvisoryXactLock(ctx, key)
 	}
-	return a.Q.AdvisoryXactLock(ctx, key)
+	return fmt.Errorf("payments: set-up lock: the write's statements are a %T, not the engine's", q)
 }
 
 // setupStore is the store as Config.Opened sees it: each of its writes takes the set-up
