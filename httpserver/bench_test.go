@@ -298,6 +298,14 @@ func reportThroughput(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
+// reportCPU reports the CPU time the process has used since since (processCPU) per op, the
+// garbage collector's included: on a shared machine, a steadier figure than ns/op.
+func reportCPU(b *testing.B, since time.Duration) {
+	if since > 0 {
+		b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 func BenchmarkCreateUser(b *testing.B) {
 	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
 		ctx := context.Background()
@@ -463,6 +471,7 @@ func BenchmarkGetUser(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for i := range b.N {
 				h.ServeHTTP(w.reset(), reqs[i%n])
 			}
@@ -471,6 +480,7 @@ func BenchmarkGetUser(b *testing.B) {
 				b.Fatalf("status %d", w.status)
 			}
 			reportThroughput(b)
+			reportCPU(b, cpu)
 		})
 	})
 }
