@@ -63,6 +63,7 @@ func newServer(svc *payments.Service, logger *slog.Logger, opts Options) *server
 		failures:    newFailureThrottle(opts.AuthFailures, opts.TrackedKeys),
 		metrics:     opts.Metrics,
 		metricsOff:  opts.MetricsApart,
+		users:       newRenderedUsers(maxRenderedUsers),
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics(svc)
@@ -98,6 +99,8 @@ type server struct {
 
 	metrics    *Metrics
 	metricsOff bool // Options.MetricsApart: /metrics is served elsewhere
+
+	users renderedUsers // Get User's data, rendered
 }
 
 type authKind int
@@ -204,6 +207,10 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 		}
 		if err != nil {
 			s.writeError(w, r, err)
+			return
+		}
+		if ready, ok := resp.(rendered); ok {
+			writeRendered(w, ready)
 			return
 		}
 		writeJSON(w, http.StatusOK, resp)
