@@ -379,11 +379,11 @@ func requestID(w http.ResponseWriter) string {
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := r.Header.Get("X-Request-ID")
+		id := headerValue(r.Header, headerRequestID)
 		if !validRequestID(id) {
 			id = newRequestID()
 		}
-		w.Header()["X-Request-Id"] = []string{id} // the canonical form of X-Request-ID
+		w.Header()[headerRequestID] = []string{id}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, id: id}
 		s.metrics.inFlight.Inc()
 		defer func() {
