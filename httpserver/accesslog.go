@@ -3,7 +3,6 @@ package httpserver
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"log/slog"
 	mathrand "math/rand/v2"
 	"net/http"
 	"time"
@@ -60,8 +59,8 @@ func requestID(w http.ResponseWriter) string {
 // secrets, signatures and account numbers.
 //
 // It is on every request's path, so it costs little: the id travels in the response
-// writer (no new request or context), and the line is built from typed attributes only
-// when the logger takes it.
+// writer (no new request or context), the line is built only when the logger takes it,
+// and through JSONLogHandler without slog's general path (logRequest).
 func (s *server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -81,23 +80,11 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 				}
 			}
 			s.metrics.inFlight.Dec()
-			// r.Pattern is the route the mux matched (it sets it on r), never the path.
-			s.metrics.observe(r.Pattern, r.Method, rec.status, time.Since(start))
-			h := s.log.Handler()
-			if !h.Enabled(ctx, slog.LevelInfo) {
-				return
-			}
-			// A record made here, not through Logger.LogAttrs: it would look up the
-			// caller's program counter for a source location the access log never shows.
 			end := time.Now()
-			line := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-			line.AddAttrs(
-				slog.String("method", r.Method),
-				slog.String("path", r.URL.Path),
-				slog.Int("status", rec.status),
-				slog.Float64("duration_ms", float64(end.Sub(start).Microseconds())/1000),
-				slog.String("request_id", id))
-			h.Handle(ctx, line) // #nosec G104 -- a log line that cannot be written has nowhere to be reported
+			// r.Pattern is the route the mux matched (it sets it on r), never the path.
+			s.metrics.observe(r.Pattern, r.Method, rec.status, end.Sub(start))
+			s.logRequest(ctx, requestLine{end: end, method: r.Method, path: r.URL.Path,
+				status: rec.status, took: end.Sub(start), id: id})
 		}()
 		next.ServeHTTP(rec, r)
 	})

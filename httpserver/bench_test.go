@@ -426,8 +426,9 @@ func BenchmarkGetUser(b *testing.B) {
 		})
 
 		// handler: the access log discarded (a nil logger); handler-log: written, as JSON
-		// lines, to io.Discard, which is what the access log costs beside the handler.
-		logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), unlimited), platform: st.platform}
+		// lines as serve writes them (JSONLogHandler), to io.Discard, which is what the
+		// access log costs beside the handler.
+		logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(httpserver.JSONLogHandler(io.Discard, slog.LevelInfo)), unlimited), platform: st.platform}
 		for _, bc := range []struct {
 			name   string
 			client benchClient
@@ -454,7 +455,7 @@ func BenchmarkGetUser(b *testing.B) {
 		// once and sent again, and its answer discarded, so that allocs/op are the
 		// handler's alone, what a request costs beyond what net/http costs a bare server.
 		b.Run("served", func(b *testing.B) {
-			h := httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), httpserver.Options{})
+			h := httpserver.NewWithOptions(svc, slog.New(httpserver.JSONLogHandler(io.Discard, slog.LevelInfo)), httpserver.Options{})
 			const n = 1000
 			reqs := make([]*http.Request, n)
 			for i := range reqs {
