@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -81,10 +82,19 @@ func claimOf(auth authKind, name, secret string) (claim string, presented bool) 
 	}
 	presented = name != "" && secret != ""
 	if parsed, err := uuid.Parse(name); err == nil {
-		claim = kind + parsed.String()
+		canonical := name // as a client sends it, usually: the claim costs one allocation
+		if len(name) != canonicalUUIDLength || strings.ContainsAny(name, "ABCDEF") {
+			canonical = parsed.String()
+		}
+		claim = kind + canonical
 	}
 	return claim, presented
 }
+
+// canonicalUUIDLength is the length of a UUID's canonical text (lower-case hex digits in
+// groups of 8-4-4-4-12): a UUID that parses and is this long, without an upper-case
+// digit, is written canonically.
+const canonicalUUIDLength = 36
 
 // The canonical names of the headers read on every request. Header.Get canonicalizes its
 // key at each call, and allocates for a name not canonical already (X-Platform-ID,

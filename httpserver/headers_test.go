@@ -42,3 +42,30 @@ func TestHeaderValue(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimOf: a credential's claim is its kind and the id's canonical text however the
+// id is written, none for an id that does not parse; credentials are presented when both
+// headers are.
+func TestClaimOf(t *testing.T) {
+	const id = "0f8fad5b-d9cb-469f-a165-70867728950e"
+	for _, tc := range []struct {
+		name, secret string
+		auth         authKind
+		claim        string
+		presented    bool
+	}{
+		{id, "s", platformAPI, "platform " + id, true},
+		{strings.ToUpper(id), "s", platformAPI, "platform " + id, true},
+		{"0F8fad5b-d9cb-469f-a165-70867728950E", "", platformAPI, "platform " + id, false},
+		{"{" + id + "}", "s", userAPI, "key " + id, true},
+		{"urn:uuid:" + id, "s", userAPI, "key " + id, true},
+		{strings.ReplaceAll(id, "-", ""), "s", userAPI, "key " + id, true},
+		{"platform-1", "s", platformAPI, "", true},
+		{"", "s", userAPI, "", false},
+	} {
+		claim, presented := claimOf(tc.auth, tc.name, tc.secret)
+		if claim != tc.claim || presented != tc.presented {
+			t.Errorf("claimOf(%q, %q) = %q, %v; want %q, %v", tc.name, tc.secret, claim, presented, tc.claim, tc.presented)
+		}
+	}
+}
