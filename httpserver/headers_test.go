@@ -69,3 +69,26 @@ func TestClaimOf(t *testing.T) {
 		}
 	}
 }
+
+// TestClientAddr: a connection's address is keyed as addrKey keys what parseAddr reads of
+// it, however it is written; IPv4 without a new string.
+func TestClientAddr(t *testing.T) {
+	for _, remote := range []string{
+		"127.0.0.1:54321", "192.0.2.1:1", "255.255.255.255:65535", "0.0.0.0:0",
+		"[::1]:8080", "[2001:db8::1]:443", "[2001:db8:0:0:1::1]:443", "[::ffff:192.0.2.1]:80",
+		"[fe80::1%eth0]:80", "192.0.2.1", "2001:db8::1", "01.2.3.4:80", "not an address", "",
+	} {
+		want := remote
+		if a, ok := parseAddr(remote); ok {
+			want = addrKey(a)
+		}
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{}}
+		if got := clientAddr(r, ""); got != want {
+			t.Errorf("clientAddr(%q) = %q, want %q", remote, got, want)
+		}
+	}
+	r := &http.Request{RemoteAddr: "192.0.2.1:1234", Header: http.Header{}}
+	if n := testing.AllocsPerRun(100, func() { clientAddr(r, "") }); n != 0 {
+		t.Errorf("%v allocations for an IPv4 connection, want none", n)
+	}
+}
