@@ -88,10 +88,11 @@ type macPool struct {
 	pool   sync.Pool // of *keyedMAC
 }
 
-// keyedMAC is an HMAC state with a buffer for the message it is given.
+// keyedMAC is an HMAC state with buffers for the message it is given and its sum.
 type keyedMAC struct {
 	hash.Hash
 	msg []byte
+	sum [sha256.Size]byte
 }
 
 func newMACPool(secret []byte) *macPool {
@@ -111,10 +112,21 @@ func (m *macPool) put(k *keyedMAC) {
 
 // writeStringToSign writes StringToSign(method, target, body) without building it.
 func (k *keyedMAC) writeStringToSign(method, target string, body []byte) {
-	sum := sha256.Sum256(body)
-	k.msg = hex.AppendEncode(append(append(k.msg[:0], method...), target...), sum[:])
+	k.msg = append(append(k.msg[:0], method...), target...)
+	if len(body) == 0 { // a GET's, and most reads': the hash is known
+		k.msg = append(k.msg, emptyBodyHash...)
+	} else {
+		sum := sha256.Sum256(body)
+		k.msg = hex.AppendEncode(k.msg, sum[:])
+	}
 	k.Write(k.msg) // #nosec G104 -- a hash.Hash never returns an error from Write
 }
+
+// emptyBodyHash is the hex SHA-256 of an empty body, as StringToSign ends for one.
+var emptyBodyHash = func() string {
+	sum := sha256.Sum256(nil)
+	return hex.EncodeToString(sum[:])
+}()
 
 // StringToSign is the message a platform request's signature covers: the method, the
 // request target exactly as sent (path and query), and the hex SHA-256 of the body.
@@ -215,7 +227,8 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
-	sig, err := hex.DecodeString(r.Signature) // either case of hex digits
+	var sigBuf [sha256.Size]byte
+	sig, err := decodeSignature(&sigBuf, r.Signature)
 	if err != nil {
 		return uuid.Nil, errBadCredentials
 	}
@@ -225,10 +238,10 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 			return uuid.Nil, err
 		}
 	}
-	plain, stamped := platformMACs(p.macs, r)
-	want := plain
-	if p.requireTimestamp && stamped != nil {
-		want = stamped
+	plain, stamped, hasStamped := platformMACs(p.macs, r)
+	want := plain[:]
+	if p.requireTimestamp && hasStamped {
+		want = stamped[:]
 	}
 	if hmac.Equal(want, sig) && p.known && p.env == s.env {
 		if p.requireTimestamp {
@@ -247,10 +260,10 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 }
 
 // platformMACs returns the HMACs under the pool's key of the request's string to sign in
-// the specification's form and, when the request carries X-Timestamp, in the timestamped
-// form (nil otherwise). Both are computed whatever the platform requires: what
+// the specification's form and, when the request carries X-Timestamp (hasStamped), in the
+// timestamped form. Both are computed whatever the platform requires: what
 // authentication costs depends on the request alone, never on the platform's record.
-func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped []byte) {
+func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped [sha256.Size]byte, hasStamped bool) {
 	mac := macs.get()
 	defer macs.put(mac)
 	mac.writeStringToSign(r.Method, r.Target, r.Body)
@@ -267,9 +280,27 @@ func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped []byte) {
 			ext.Write(mac.msg)
 		}
 		ext.Write([]byte(r.Timestamp))
-		stamped = ext.Sum(nil)
+		copy(stamped[:], ext.Sum(mac.sum[:0]))
+		hasStamped = true
 	}
-	return mac.Sum(nil), stamped
+	copy(plain[:], mac.Sum(mac.sum[:0]))
+	return plain, stamped, hasStamped
+}
+
+// decodeSignature decodes an X-Signature's hex digits, in either case, into buf when there
+// are as many as an HMAC-SHA256 has, as in any signature that can be right, without
+// allocating; a signature of another length is decoded apart, so that malformed hex is
+// told from a wrong signature whatever its length.
+func decodeSignature(buf *[sha256.Size]byte, s string) ([]byte, error) {
+	if len(s) != 2*sha256.Size {
+		return hex.DecodeString(s)
+	}
+	var digits [2 * sha256.Size]byte
+	copy(digits[:], s)
+	if _, err := hex.Decode(buf[:], digits[:]); err != nil {
+		return nil, err
+	}
+	return buf[:], nil
 }
 
 // checkTimestamp checks the X-Timestamp of a request whose signature is right, for a

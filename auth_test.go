@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -140,6 +141,97 @@ func TestAuthenticatePlatform(t *testing.T) {
 		_, err := sandbox.AuthenticatePlatform(ctx, pp.PlatformID.String(), payments.Sign(pp.Secret, "GET", "/x", nil), "GET", "/x", nil)
 		checkAuthMessage(t, errorOf(t, err, payments.CodeUnauthorized).Message, "", &generic)
 	})
+}
+
+// TestAuthenticatePlatform_Signatures: every request is judged as the specification's
+// scheme says, worked out the long way (hmacHex, hex.DecodeString) beside the service's
+// pooled HMAC states: bodies empty, nil and not, signatures in either case, of other
+// lengths, or not hex; two platforms' states never mixed; the same verdicts from many
+// goroutines at once (go test -race).
+func TestAuthenticatePlatform_Signatures(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	platforms := []payments.PlatformCredentials{mustPlatform(t, svc), mustPlatform(t, svc)}
+	type request struct {
+		platform       payments.PlatformCredentials
+		method, target string
+		body           []byte
+		sig            string
+	}
+	var requests []request
+	for _, p := range platforms {
+		for _, r := range []struct {
+			method, target string
+			body           []byte
+		}{
+			{"GET", "/api/platform/users/get/" + uuid.NewString(), nil},
+			{"GET", "/api/platform/users/get/" + uuid.NewString(), []byte{}},
+			{"GET", "/api/platform/cross-border/rates?payout_currency=INR", nil},
+			{"POST", "/api/platform/users/create", []byte(`{"name":"Ada"}`)},
+			{"DELETE", "/api/platform/users/x/payee-banks/y", nil},
+		} {
+			right := payments.Sign(p.Secret, r.method, r.target, r.body)
+			mixed := []byte(right)
+			for i := 0; i < len(mixed); i += 2 {
+				mixed[i] = strings.ToUpper(string(mixed[i]))[0]
+			}
+			other := platforms[0]
+			if other == p {
+				other = platforms[1]
+			}
+			for _, sig := range []string{
+				right, strings.ToUpper(right), string(mixed),
+				lastDigitChanged(right),
+				right + "00", right[:62], right[:63], right + "0", "",
+				right[:10] + "g" + right[11:], right[:63] + "x", strings.Repeat("zz", 32),
+				payments.Sign(other.Secret, r.method, r.target, r.body),
+				payments.Sign(p.Secret, r.method, r.target+"?", r.body),
+			} {
+				requests = append(requests, request{p, r.method, r.target, r.body, sig})
+			}
+		}
+	}
+	// right is the verdict worked out the long way.
+	right := func(r request) bool {
+		sig, err := hex.DecodeString(r.sig)
+		want, _ := hex.DecodeString(hmacHex(r.platform.Secret, payments.StringToSign(r.method, r.target, r.body)))
+		return r.sig != "" && err == nil && hmac.Equal(sig, want)
+	}
+	judge := func(r request) error {
+		got, err := svc.AuthenticatePlatform(ctx, r.platform.PlatformID.String(), r.sig, r.method, r.target, r.body)
+		switch {
+		case right(r) && (err != nil || got != r.platform.PlatformID):
+			return fmt.Errorf("%s %s signed %q: %v, %v; want the platform", r.method, r.target, r.sig, got, err)
+		case !right(r) && payments.ErrorCode(err) != payments.CodeUnauthorized:
+			return fmt.Errorf("%s %s signed %q: %v, %v; want unauthorized", r.method, r.target, r.sig, got, err)
+		}
+		return nil
+	}
+	for _, r := range requests {
+		if err := judge(r); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 4 * len(requests) {
+				if err := judge(requests[(g*7+i)%len(requests)]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// lastDigitChanged returns sig with another last hex digit.
+func lastDigitChanged(sig string) string {
+	if strings.HasSuffix(sig, "0") {
+		return sig[:len(sig)-1] + "1"
+	}
+	return sig[:len(sig)-1] + "0"
 }
 
 // checkAuthMessage checks a 401's message: a missing header is named; every other failure

@@ -223,10 +223,14 @@ type userKey struct {
 // detached returns a copy of u that shares no memory with it: a caller changing what
 // it got back cannot change the cached user.
 func (u User) detached() User {
-	for _, p := range []**string{&u.Email, &u.PhoneCountryCode, &u.Phone} {
+	if u.Email == nil && u.PhoneCountryCode == nil && u.Phone == nil {
+		return u
+	}
+	own := new([3]string) // the copies in one allocation, not one each
+	for i, p := range []**string{&u.Email, &u.PhoneCountryCode, &u.Phone} {
 		if *p != nil {
-			v := **p
-			*p = &v
+			own[i] = **p
+			*p = &own[i]
 		}
 	}
 	return u

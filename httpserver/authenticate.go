@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -16,7 +17,12 @@ import (
 func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authKind, raw []byte, c *call) error {
 	ctx := r.Context()
 	addr := clientAddr(r, s.ipHeader)
-	claim, presented := claimOf(r, auth)
+	nameHeader, secretHeader := headerPlatformID, headerSignature
+	if auth == userAPI {
+		nameHeader, secretHeader = headerAPIKey, headerAPISecret
+	}
+	name, secret := headerValue(r.Header, nameHeader), headerValue(r.Header, secretHeader)
+	claim, presented := claimOf(auth, name, secret)
 	if th := s.failures.admit(addr, claim, s.now()); th != nil {
 		s.metrics.rateLimited.WithLabelValues(limitAuthFailures).Inc()
 		return th
@@ -25,15 +31,15 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authK
 	switch auth {
 	case platformAPI:
 		c.platform, err = s.svc.AuthenticatePlatformRequest(ctx, payments.PlatformRequest{
-			PlatformID: r.Header.Get(payments.HeaderPlatformID),
-			Signature:  r.Header.Get(payments.HeaderSignature),
-			Timestamp:  r.Header.Get(payments.HeaderTimestamp),
+			PlatformID: name,
+			Signature:  secret,
+			Timestamp:  headerValue(r.Header, headerTimestamp),
 			Method:     r.Method,
 			Target:     r.RequestURI,
 			Body:       raw,
 		})
 	case userAPI:
-		c.caller, err = s.svc.AuthenticateAPIKey(ctx, r.Header.Get(payments.HeaderAPIKey), r.Header.Get(payments.HeaderAPISecret))
+		c.caller, err = s.svc.AuthenticateAPIKey(ctx, name, secret)
 	}
 	if err != nil {
 		// Only a guess is counted: a request without credentials guesses nothing, and an
@@ -66,18 +72,46 @@ const (
 	limitAuthFailures = "auth_failures"
 )
 
-// claimOf returns the credential a request names, as a key of the limiters ("" when the
-// name is missing or malformed), and whether it presents credentials at all (both
-// headers of its route).
-func claimOf(r *http.Request, auth authKind) (claim string, presented bool) {
-	name, secret, kind := payments.HeaderPlatformID, payments.HeaderSignature, "platform "
+// claimOf returns the credential a request of auth's routes names with the values of its
+// two headers, as a key of the limiters ("" when the name is missing or malformed), and
+// whether it presents credentials at all (both headers).
+func claimOf(auth authKind, name, secret string) (claim string, presented bool) {
+	kind := "platform "
 	if auth == userAPI {
-		name, secret, kind = payments.HeaderAPIKey, payments.HeaderAPISecret, "key "
+		kind = "key "
 	}
-	id := r.Header.Get(name)
-	presented = id != "" && r.Header.Get(secret) != ""
-	if parsed, err := uuid.Parse(id); err == nil {
-		claim = kind + parsed.String()
+	presented = name != "" && secret != ""
+	if parsed, err := uuid.Parse(name); err == nil {
+		canonical := name // as a client sends it, usually: the claim costs one allocation
+		if len(name) != canonicalUUIDLength || strings.ContainsAny(name, "ABCDEF") {
+			canonical = parsed.String()
+		}
+		claim = kind + canonical
 	}
 	return claim, presented
+}
+
+// canonicalUUIDLength is the length of a UUID's canonical text (lower-case hex digits in
+// groups of 8-4-4-4-12): a UUID that parses and is this long, without an upper-case
+// digit, is written canonically.
+const canonicalUUIDLength = 36
+
+// The canonical names of the headers read on every request. Header.Get canonicalizes its
+// key at each call, and allocates for a name not canonical already (X-Platform-ID,
+// X-Request-ID); headerValue, given the canonical name, does neither.
+var (
+	headerPlatformID = http.CanonicalHeaderKey(payments.HeaderPlatformID)
+	headerSignature  = http.CanonicalHeaderKey(payments.HeaderSignature)
+	headerTimestamp  = http.CanonicalHeaderKey(payments.HeaderTimestamp)
+	headerAPIKey     = http.CanonicalHeaderKey(payments.HeaderAPIKey)
+	headerAPISecret  = http.CanonicalHeaderKey(payments.HeaderAPISecret)
+	headerRequestID  = http.CanonicalHeaderKey("X-Request-ID")
+)
+
+// headerValue returns what h.Get(name) returns, for a canonical name.
+func headerValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }

@@ -298,6 +298,14 @@ func reportThroughput(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
+// reportCPU reports the CPU time the process has used since since (processCPU) per op, the
+// garbage collector's included: on a shared machine, a steadier figure than ns/op.
+func reportCPU(b *testing.B, since time.Duration) {
+	if since > 0 {
+		b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
+	}
+}
+
 func BenchmarkCreateUser(b *testing.B) {
 	benchEngines(b, func(b *testing.B, svc *payments.Service, st *benchStore) {
 		ctx := context.Background()
@@ -418,8 +426,9 @@ func BenchmarkGetUser(b *testing.B) {
 		})
 
 		// handler: the access log discarded (a nil logger); handler-log: written, as JSON
-		// lines, to io.Discard, which is what the access log costs beside the handler.
-		logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(slog.NewJSONHandler(io.Discard, nil)), unlimited), platform: st.platform}
+		// lines as serve writes them (JSONLogHandler), to io.Discard, which is what the
+		// access log costs beside the handler.
+		logged := benchClient{h: httpserver.NewWithOptions(svc, slog.New(httpserver.JSONLogHandler(io.Discard, slog.LevelInfo)), unlimited), platform: st.platform}
 		for _, bc := range []struct {
 			name   string
 			client benchClient
@@ -440,7 +449,67 @@ func BenchmarkGetUser(b *testing.B) {
 				reportThroughput(b)
 			})
 		}
+
+		// served: the handler as paymentsd serve runs it (the default limits, the JSON
+		// access log), with nothing of the test's own per request: each request is made
+		// once and sent again, and its answer discarded, so that allocs/op are the
+		// handler's alone, what a request costs beyond what net/http costs a bare server.
+		b.Run("served", func(b *testing.B) {
+			h := httpserver.NewWithOptions(svc, slog.New(httpserver.JSONLogHandler(io.Discard, slog.LevelInfo)), httpserver.Options{})
+			const n = 1000
+			reqs := make([]*http.Request, n)
+			for i := range reqs {
+				target := "/api/platform/users/get/" + pick(i)
+				reqs[i] = httptest.NewRequest(http.MethodGet, target, nil)
+				reqs[i].Header.Set(payments.HeaderPlatformID, st.platform.PlatformID.String())
+				reqs[i].Header.Set(payments.HeaderSignature, payments.Sign(st.platform.Secret, http.MethodGet, target, nil))
+			}
+			w := &discardWriter{header: http.Header{}}
+			for _, r := range reqs { // every user read once: the timed reads are warm
+				if h.ServeHTTP(w.reset(), r); w.status != http.StatusOK {
+					b.Fatalf("%s: %d", r.RequestURI, w.status)
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu := processCPU()
+			for i := range b.N {
+				h.ServeHTTP(w.reset(), reqs[i%n])
+			}
+			b.StopTimer()
+			if w.status != http.StatusOK {
+				b.Fatalf("status %d", w.status)
+			}
+			reportThroughput(b)
+			reportCPU(b, cpu)
+		})
 	})
+}
+
+// discardWriter is a ResponseWriter that keeps the status and discards the body.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+// reset readies w for the next request: its headers cleared, no status yet.
+func (w *discardWriter) reset() *discardWriter {
+	clear(w.header)
+	w.status = 0
+	return w
+}
+
+func (w *discardWriter) Header() http.Header { return w.header }
+
+func (w *discardWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *discardWriter) Write(p []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return len(p), nil
 }
 
 // BenchmarkGetUserParallel is BenchmarkGetUser with benchClients callers at once, each

@@ -82,8 +82,13 @@ func (s *server) listUsers(ctx context.Context, svc *payments.Service, c *call, 
 	}, nil
 }
 
+// getUser answers with the user's JSON rendered once (renderedUsers).
 func (s *server) getUser(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.GetUser(ctx, c.platform, c.req.Path["user_id"]))
+	u, err := svc.GetUser(ctx, c.platform, c.req.Path["user_id"])
+	if err != nil {
+		return nil, err
+	}
+	return rendered{data: s.users.json(u), at: s.svc.Now().Unix()}, nil
 }
 
 func (s *server) addBankAccount(ctx context.Context, svc *payments.Service, c *call, in payments.NewBankAccount) (any, error) {

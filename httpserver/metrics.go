@@ -1,8 +1,11 @@
 package httpserver
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,6 +27,22 @@ type Metrics struct {
 	inFlight     prometheus.Gauge
 	rateLimited  *prometheus.CounterVec // limit: "rate" or "auth_failures"
 	authFailures prometheus.Counter
+
+	// series are the request series observed so far, each looked up in its vector once:
+	// a request then neither hashes nor checks its labels again. It is a map replaced
+	// whole when a series is added (rarely: a route, method and status seen first), so
+	// that reading it takes no lock.
+	series   atomic.Pointer[map[requestSeries]requestMetrics]
+	seriesMu sync.Mutex // held while adding
+}
+
+// requestSeries are the labels of a request's series.
+type requestSeries struct{ route, method, code string }
+
+// requestMetrics are the series of one requestSeries.
+type requestMetrics struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // unmatchedRoute labels the requests no route matched (404, 405): one value for all,
@@ -57,6 +76,7 @@ func NewMetrics(svc *payments.Service) *Metrics {
 			Help: "Authentication failures of requests that presented credentials (what the failure throttle counts).",
 		}),
 	}
+	m.series.Store(&map[requestSeries]requestMetrics{})
 	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rateLimited, m.authFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		storeCollector{svc})
@@ -77,8 +97,32 @@ func (m *Metrics) observe(route, method string, status int, took time.Duration) 
 	if route == "" {
 		route = unmatchedRoute
 	}
-	m.requests.WithLabelValues(route, methodLabel(method), statusLabel(status)).Inc()
-	m.duration.WithLabelValues(route).Observe(took.Seconds())
+	key := requestSeries{route: route, method: methodLabel(method), code: statusLabel(status)}
+	series, ok := (*m.series.Load())[key]
+	if !ok {
+		series = m.addSeries(key)
+	}
+	series.count.Inc()
+	series.duration.Observe(took.Seconds())
+}
+
+// addSeries looks key's series up in the vectors and keeps them in m.series.
+func (m *Metrics) addSeries(key requestSeries) requestMetrics {
+	m.seriesMu.Lock()
+	defer m.seriesMu.Unlock()
+	old := *m.series.Load()
+	if series, ok := old[key]; ok { // added while this request waited
+		return series
+	}
+	series := requestMetrics{
+		count:    m.requests.WithLabelValues(key.route, key.method, key.code),
+		duration: m.duration.WithLabelValues(key.route),
+	}
+	added := make(map[requestSeries]requestMetrics, len(old)+1)
+	maps.Copy(added, old)
+	added[key] = series
+	m.series.Store(&added)
+	return series
 }
 
 // methodLabel returns method if it is one of HTTP's, else "OTHER": a client chooses the

@@ -105,6 +105,11 @@ func clientAddr(r *http.Request, header string) string {
 			}
 		}
 	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil && ap.Addr().Is4() {
+		// The usual case: an IPv4 connection, whose address is written as its key already
+		// (netip takes only the canonical form), so the key costs no new string.
+		return r.RemoteAddr[:strings.LastIndexByte(r.RemoteAddr, ':')]
+	}
 	if a, ok := parseAddr(r.RemoteAddr); ok {
 		return addrKey(a)
 	}

@@ -216,7 +216,8 @@ func logHandler(level, format string) (func(io.Writer) slog.Handler, error) {
 	}
 	switch format {
 	case "json":
-		return func(w io.Writer) slog.Handler { return slog.NewJSONHandler(w, &opts) }, nil
+		// slog's JSON handler, through which the access log writes its lines itself.
+		return func(w io.Writer) slog.Handler { return httpserver.JSONLogHandler(w, opts.Level) }, nil
 	case "text":
 		return func(w io.Writer) slog.Handler { return slog.NewTextHandler(w, &opts) }, nil
 	}
