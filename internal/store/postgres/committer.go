@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -92,16 +91,7 @@ type pgBatch struct {
 	ops         []*groupcommit.Op
 	results     []groupcommit.Result
 	run, turned []bool
-	events      []batchEvent
-}
-
-// batchEvent is an event of a batch, as EmitEvents reads it.
-type batchEvent struct {
-	ID         string `json:"id"`
-	PlatformID string `json:"platform_id"`
-	Type       string `json:"type"`
-	CreatedAt  string `json:"created_at"`
-	Payload    string `json:"payload"`
+	events      []pgqueries.EmittedEvent
 }
 
 // batchQuerier is the statements of a batch's transaction: RecordEvent keeps the event
@@ -113,7 +103,7 @@ type batchQuerier struct {
 }
 
 func (q batchQuerier) RecordEvent(_ context.Context, e queries.CreateEventParams) (int64, error) {
-	q.b.events = append(q.b.events, batchEvent(e))
+	q.b.events = append(q.b.events, pgqueries.EmittedEvent(e))
 	return 0, nil
 }
 
@@ -123,11 +113,7 @@ func (b *pgBatch) emitEvents(ctx context.Context, q pgqueries.Adapter) (bool, er
 	if len(b.events) == 0 {
 		return false, nil
 	}
-	events, err := json.Marshal(b.events)
-	if err != nil {
-		return false, err
-	}
-	n, err := q.Q.EmitEvents(ctx, events)
+	n, err := q.EmitEvents(ctx, b.events)
 	return n > 0, err
 }
 

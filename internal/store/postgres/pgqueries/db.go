@@ -129,9 +129,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.disableWebhookEndpointStmt, err = db.PrepareContext(ctx, disableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query DisableWebhookEndpoint: %w", err)
 	}
-	if q.emitEventStmt, err = db.PrepareContext(ctx, emitEvent); err != nil {
-		return nil, fmt.Errorf("error preparing query EmitEvent: %w", err)
-	}
 	if q.emitEventsStmt, err = db.PrepareContext(ctx, emitEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query EmitEvents: %w", err)
 	}
@@ -499,11 +496,6 @@ func (q *Queries) Close() error {
 	if q.disableWebhookEndpointStmt != nil {
 		if cerr := q.disableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disableWebhookEndpointStmt: %w", cerr)
-		}
-	}
-	if q.emitEventStmt != nil {
-		if cerr := q.emitEventStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing emitEventStmt: %w", cerr)
 		}
 	}
 	if q.emitEventsStmt != nil {
@@ -895,7 +887,6 @@ type Queries struct {
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	deleteWebhookEndpointStmt           *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
-	emitEventStmt                       *sql.Stmt
 	emitEventsStmt                      *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
 	extendClaimStmt                     *sql.Stmt
@@ -1000,7 +991,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
-		emitEventStmt:                       q.emitEventStmt,
 		emitEventsStmt:                      q.emitEventsStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
 		extendClaimStmt:                     q.extendClaimStmt,

@@ -56,24 +56,11 @@ DELETE FROM webhook_deliveries WHERE event_id IN (
 DELETE FROM events WHERE id IN (
     SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at, old.id LIMIT sqlc.arg(batch)::bigint);
 
--- name: EmitEvent :execrows
--- PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
-WITH ev AS (
-    INSERT INTO events (id, platform_id, type, created_at, payload)
-    VALUES (sqlc.arg(id), sqlc.arg(platform_id), sqlc.arg(type), sqlc.arg(created_at), sqlc.arg(payload))
-    RETURNING id, platform_id, type, created_at
-)
-INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
-      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type));
-
 -- name: EmitEvents :execrows
--- PostgreSQL only: EmitEvent for many events at once, given as a JSON array of objects
--- {id, platform_id, type, created_at, payload}: the events of a batch of writes, written
--- at its end in one round trip. It returns the count of deliveries written.
+-- PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
+-- one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
+-- array of objects {id, platform_id, type, created_at, payload}. It returns the count of
+-- deliveries written.
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload

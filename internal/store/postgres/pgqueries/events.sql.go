@@ -35,43 +35,6 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 	return err
 }
 
-const emitEvent = `-- name: EmitEvent :execrows
-WITH ev AS (
-    INSERT INTO events (id, platform_id, type, created_at, payload)
-    VALUES ($1, $2, $3, $4, $5)
-    RETURNING id, platform_id, type, created_at
-)
-INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
-      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
-`
-
-type EmitEventParams struct {
-	ID         string
-	PlatformID string
-	Type       string
-	CreatedAt  string
-	Payload    string
-}
-
-// PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
-func (q *Queries) EmitEvent(ctx context.Context, arg EmitEventParams) (int64, error) {
-	result, err := q.exec(ctx, q.emitEventStmt, emitEvent,
-		arg.ID,
-		arg.PlatformID,
-		arg.Type,
-		arg.CreatedAt,
-		arg.Payload,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const emitEvents = `-- name: EmitEvents :execrows
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
@@ -87,9 +50,10 @@ WHERE e.status = 'enabled' AND e.deleted_at IS NULL
       SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
 `
 
-// PostgreSQL only: EmitEvent for many events at once, given as a JSON array of objects
-// {id, platform_id, type, created_at, payload}: the events of a batch of writes, written
-// at its end in one round trip. It returns the count of deliveries written.
+// PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
+// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
+// array of objects {id, platform_id, type, created_at, payload}. It returns the count of
+// deliveries written.
 func (q *Queries) EmitEvents(ctx context.Context, events json.RawMessage) (int64, error) {
 	result, err := q.exec(ctx, q.emitEventsStmt, emitEvents, events)
 	if err != nil {

@@ -63,11 +63,10 @@ type Querier interface {
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
-	// PostgreSQL only: CreateEvent and FanOutEvent in one statement, one round trip (RecordEvent).
-	EmitEvent(ctx context.Context, arg EmitEventParams) (int64, error)
-	// PostgreSQL only: EmitEvent for many events at once, given as a JSON array of objects
-	// {id, platform_id, type, created_at, payload}: the events of a batch of writes, written
-	// at its end in one round trip. It returns the count of deliveries written.
+	// PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
+	// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
+	// array of objects {id, platform_id, type, created_at, payload}. It returns the count of
+	// deliveries written.
 	EmitEvents(ctx context.Context, events json.RawMessage) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	// Keeps a claim while its attempt is under way.
