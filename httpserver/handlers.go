@@ -25,7 +25,7 @@ type none struct{}
 func body[In any](op func(s *server, ctx context.Context, svc *payments.Service, c *call, in In) (any, error)) handlerFunc {
 	return func(s *server, ctx context.Context, c *call) (any, error) {
 		var in In
-		decoded, err := s.svc.Decoded(c.req, &in)
+		decoded, err := s.svc.Decoded(c.request(), &in)
 		if err != nil {
 			return nil, err
 		}
@@ -42,7 +42,7 @@ func params(op func(s *server, ctx context.Context, svc *payments.Service, c *ca
 // request as sent, and validates that.
 func query(op func(s *server, ctx context.Context, svc *payments.Service, c *call, in none) (any, error)) handlerFunc {
 	return func(s *server, ctx context.Context, c *call) (any, error) {
-		return op(s, ctx, s.svc.AsSent(c.req), c, none{})
+		return op(s, ctx, s.svc.AsSent(c.request()), c, none{})
 	}
 }
 
@@ -59,7 +59,7 @@ func (s *server) createPayee(ctx context.Context, svc *payments.Service, c *call
 }
 
 func (s *server) updatePayee(ctx context.Context, svc *payments.Service, c *call, in payments.PayeeRename) (any, error) {
-	return s.success(svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.path("user_id"), in))
 }
 
 func (s *server) createUser(ctx context.Context, svc *payments.Service, c *call, in payments.NewUser) (any, error) {
@@ -84,7 +84,7 @@ func (s *server) listUsers(ctx context.Context, svc *payments.Service, c *call, 
 
 // getUser answers with the user's JSON rendered once (renderedUsers).
 func (s *server) getUser(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	u, err := svc.GetUser(ctx, c.platform, c.req.Path["user_id"])
+	u, err := svc.GetUser(ctx, c.platform, c.path("user_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -96,27 +96,27 @@ func (s *server) addBankAccount(ctx context.Context, svc *payments.Service, c *c
 }
 
 func (s *server) getBankAccount(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.GetBankAccount(ctx, c.platform, c.req.Path["account_id"]))
+	return s.success(svc.GetBankAccount(ctx, c.platform, c.path("account_id")))
 }
 
 func (s *server) deleteCard(ctx context.Context, svc *payments.Service, c *call, in payments.CardDeletion) (any, error) {
-	return s.success(svc.Idempotent(c.idem).DeleteCard(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(svc.Idempotent(c.idem).DeleteCard(ctx, c.platform, c.path("user_id"), in))
 }
 
 func (s *server) addPayeeBank(ctx context.Context, svc *payments.Service, c *call, in payments.NewPayeeBank) (any, error) {
-	return s.success(svc.Idempotent(c.idem).AddPayeeBank(ctx, c.platform, c.req.Path["user_id"], in))
+	return s.success(svc.Idempotent(c.idem).AddPayeeBank(ctx, c.platform, c.path("user_id"), in))
 }
 
 func (s *server) deletePayeeBank(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(nil, svc.Idempotent(c.idem).DeletePayeeBank(ctx, c.platform, c.req.Path["user_id"], c.req.Path["bank_uuid"]))
+	return s.success(nil, svc.Idempotent(c.idem).DeletePayeeBank(ctx, c.platform, c.path("user_id"), c.path("bank_uuid")))
 }
 
 func (s *server) listPayeeAddresses(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.ListPayeeAddresses(ctx, c.platform, c.req.Path["user_id"], c.req.Query["payee_id"]))
+	return s.success(svc.ListPayeeAddresses(ctx, c.platform, c.path("user_id"), c.req.Query["payee_id"]))
 }
 
 func (s *server) getPayeeAddress(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.GetPayeeAddress(ctx, c.platform, c.req.Path["user_id"], c.req.Path["address_id"]))
+	return s.success(svc.GetPayeeAddress(ctx, c.platform, c.path("user_id"), c.path("address_id")))
 }
 
 func (s *server) getPayeeRules(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
@@ -136,15 +136,15 @@ func (s *server) listWebhookEndpoints(ctx context.Context, svc *payments.Service
 }
 
 func (s *server) deleteWebhookEndpoint(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.Idempotent(c.idem).DeleteWebhookEndpoint(ctx, c.platform, c.req.Path["endpoint_id"]))
+	return s.success(svc.Idempotent(c.idem).DeleteWebhookEndpoint(ctx, c.platform, c.path("endpoint_id")))
 }
 
 func (s *server) enableWebhookEndpoint(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.EnableWebhookEndpoint(ctx, c.platform, c.req.Path["endpoint_id"]))
+	return s.success(svc.EnableWebhookEndpoint(ctx, c.platform, c.path("endpoint_id")))
 }
 
 func (s *server) rotateWebhookSecret(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.RotateWebhookSecret(ctx, c.platform, c.req.Path["endpoint_id"]))
+	return s.success(svc.RotateWebhookSecret(ctx, c.platform, c.path("endpoint_id")))
 }
 
 func (s *server) listEvents(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
@@ -153,11 +153,11 @@ func (s *server) listEvents(ctx context.Context, svc *payments.Service, c *call,
 }
 
 func (s *server) getEvent(ctx context.Context, svc *payments.Service, c *call, _ none) (any, error) {
-	return s.success(svc.GetEvent(ctx, c.platform, c.req.Path["event_id"]))
+	return s.success(svc.GetEvent(ctx, c.platform, c.path("event_id")))
 }
 
 // resendEvent takes its body as optional: none is {} (every subscribed endpoint), which
 // the schema allows (events_resend.json does not require a body).
 func (s *server) resendEvent(ctx context.Context, svc *payments.Service, c *call, in payments.Resend) (any, error) {
-	return s.success(svc.ResendEvent(ctx, c.platform, c.req.Path["event_id"], in))
+	return s.success(svc.ResendEvent(ctx, c.platform, c.path("event_id"), in))
 }

@@ -118,11 +118,31 @@ const (
 type call struct {
 	platform uuid.UUID       // platform routes: the calling platform
 	caller   payments.Caller // user-API route: the key's user
-	req      payments.Request
+	// req is the request's query and body; its path parameters are read from r, by the
+	// handler (path) or into req when the library validates the request (request).
+	req    payments.Request
+	r      *http.Request
+	params []string // the route's path parameters
 	// idem is the request's Idempotency-Key on a route that changes something (nil: none):
 	// the handler runs its operation through svc.Idempotent(c.idem), which reports the
 	// stored response in it.
 	idem *payments.Idempotency
+}
+
+// path returns the value of the route's path parameter name.
+func (c *call) path(name string) string { return c.r.PathValue(name) }
+
+// request returns the request as the library validates it: its path parameters (nil
+// when the route has none), query and body. A route whose operation validates its path
+// arguments itself never builds the map.
+func (c *call) request() payments.Request {
+	if len(c.params) > 0 && c.req.Path == nil {
+		c.req.Path = make(map[string]string, len(c.params))
+		for _, name := range c.params {
+			c.req.Path[name] = c.r.PathValue(name)
+		}
+	}
+	return c.req
 }
 
 // handlerFunc runs an operation of s and returns the whole response body.
@@ -151,7 +171,7 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			s.writeError(w, r, err)
 			return
 		}
-		c := &call{}
+		c := &call{r: r, params: params}
 		if err := s.authenticate(w, r, auth, raw, c); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -163,13 +183,7 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			}
 			c.req.Body = raw
 		}
-		// Path and query stay nil (empty) when the route and the request have none.
-		if len(params) > 0 {
-			c.req.Path = make(map[string]string, len(params))
-			for _, name := range params {
-				c.req.Path[name] = r.PathValue(name)
-			}
-		}
+		// The query stays nil (empty) when the request has none.
 		if r.URL.RawQuery != "" {
 			query := r.URL.Query()
 			c.req.Query = make(map[string]string, len(query))
