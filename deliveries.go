@@ -1,7 +1,9 @@
 package payments
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,6 +119,9 @@ func (s *Service) ExtendClaims(ctx context.Context, ids []int64, lease time.Dura
 		return nil
 	}
 	until := new(formatTime(s.Now().Add(lease)))
+	// In the order of their ids, as RecordAttempts locks them: the dispatcher renews the
+	// claims it is recording, and two writes locking rows in different orders deadlock.
+	ids = slices.Sorted(slices.Values(ids))
 	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, id := range ids {
 			if err := q.ExtendClaim(ctx, queries.ExtendClaimParams{LeaseUntil: until, ID: id}); err != nil {
@@ -178,6 +183,10 @@ type DeliveryPolicy struct {
 // DisableAfter does.
 func (s *Service) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
 	schedule := webhook.Schedule(policy.Schedule)
+	// In the order of the deliveries' ids, as ExtendClaims locks them.
+	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
+		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
+	})
 	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, r := range results {
 			if err := s.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
