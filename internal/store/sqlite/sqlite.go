@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -117,7 +118,7 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	st.writer.SetMaxIdleConns(1)
 	st.writer.SetConnMaxLifetime(0)
 	st.writer.SetConnMaxIdleTime(0)
-	if err := st.writer.PingContext(ctx); err != nil {
+	if err := ping(ctx, st.writer); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	sealed, err := migrate(ctx, st.writer, cfg)
@@ -154,6 +155,26 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 		}
 	}
 	return st, nil
+}
+
+// ping opens the pool's first connection. A new file's first connections switch it to
+// WAL, and one that meets another doing so may be told SQLITE_BUSY at once, before its
+// busy_timeout applies: processes opening one new file together try again, for as long as
+// that timeout.
+func ping(ctx context.Context, db *sql.DB) error {
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		err = db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // sqliteDSN builds the modernc.org/sqlite DSN: pragmas are applied by the driver on every
