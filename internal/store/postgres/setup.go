@@ -10,16 +10,16 @@ import (
 	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
 )
 
-// The set-up lock serialises what instances opening one database at once must do once:
-// the migrations (with Config.Setup and Steps) and what Config.Opened writes. It is a
+// The set-up lock serialises what instances opening one database at once must do once: the
+// migrations (with Config.Setup and Steps) and what Config.Opened writes. It is a
 // transaction-level advisory lock (pg_advisory_xact_lock), taken first in each of those
 // transactions and released by their commit or rollback. A session-level lock would not
 // hold behind a pooler in transaction mode, where a client's statements outside a
 // transaction may each run on another server connection: the lock would be taken on one,
-// the work done on others, and the unlock sent to yet another (leaving the lock held
-// until the first closes). Its key is of the schema, so that stores in different schemas of one database
-// do not wait for each other; it is the key the session-level lock of earlier versions
-// took, so that an older instance and a newer one exclude each other too.
+// the work done on others, and the unlock sent to yet another (leaving the lock held until
+// the first closes). Its key is of the schema, so that stores in different schemas of one
+// database do not wait for each other; it is the key the session-level lock of earlier
+// versions took, so that an older instance and a newer one exclude each other too.
 const setupKeySQL = "SELECT hashtext(current_schema() || '.payments setup')"
 
 // setupKey returns the set-up lock's key for the schema db's connections use: the first
