@@ -30,7 +30,8 @@ import (
 	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
 )
 
-// Store is a store on a PostgreSQL database (in the schema the DSN's search_path names).
+// Store is a store on a PostgreSQL database, in the first schema of its connections' search_path
+// that exists (named in the DSN, or set on the server for the role behind a pooler).
 type Store struct {
 	db *sql.DB
 	// pq is the pool's statements (prepared unless the DSN says otherwise: Open),
