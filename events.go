@@ -98,33 +98,19 @@ type EventQuery struct {
 // of, with a pending delivery to each enabled endpoint of the platform subscribed to its
 // type: the event and the change commit, or roll back, together.
 func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, env Environment, typ string, data EventData) error {
-	ev, err := s.event(platformID, env, typ, data)
-	if err != nil {
-		return err
-	}
-	n, err := q.RecordEvent(ctx, ev)
-	s.delivering(n)
-	return err
-}
-
-// event returns the row of a new event of the platform, happening now.
-func (s *Service) event(platformID string, env Environment, typ string, data EventData) (queries.CreateEventParams, error) {
 	ev := Event{ID: newV7(), Type: typ, Timestamp: s.Now(), PlatformID: uuid.MustParse(platformID), Environment: env, Data: data}
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return queries.CreateEventParams{}, err
+		return err
 	}
-	return queries.CreateEventParams{
-		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: formatTime(ev.Timestamp), Payload: string(payload),
-	}, nil
-}
-
-// delivering notes that a write made n deliveries due: when it commits, the dispatcher
-// is woken.
-func (s *Service) delivering(n int64) {
+	at := formatTime(ev.Timestamp)
+	n, err := q.RecordEvent(ctx, queries.CreateEventParams{
+		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
+	})
 	if n > 0 {
 		s.due.Store(true)
 	}
+	return err
 }
 
 // emitUser records an event about a user of any platform (an administrative change),

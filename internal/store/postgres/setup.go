@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"github.com/platform-payments/payments/internal/store"
-	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
 )
 
 // The set-up lock serialises what instances opening one database at once must do once: the
@@ -38,13 +37,13 @@ func setupKey(ctx context.Context, db *sql.DB) (int64, error) {
 // lockSetup takes the set-up lock in the transaction of q, the statements of one write
 // of this engine, until that transaction ends.
 func lockSetup(ctx context.Context, q store.Querier, key int64) error {
-	switch a := q.(type) {
-	case pgqueries.Adapter:
-		return a.Q.AdvisoryXactLock(ctx, key)
-	case batchQuerier:
-		return a.Q.AdvisoryXactLock(ctx, key)
+	l, ok := q.(interface {
+		LockUntilCommit(ctx context.Context, key int64) error
+	})
+	if !ok {
+		return fmt.Errorf("payments: set-up lock: the write's statements are a %T, not the engine's", q)
 	}
-	return fmt.Errorf("payments: set-up lock: the write's statements are a %T, not the engine's", q)
+	return l.LockUntilCommit(ctx, key)
 }
 
 // setupStore is the store as Config.Opened sees it: each of its writes takes the set-up
