@@ -168,6 +168,50 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("OKCreatesOfPlatformsTogether", func(t *testing.T) {
+		// One batch of creates of two platforms, and of one that does not exist, with
+		// another write among them: each platform numbers its users in the order they
+		// were queued, and only the create without a platform fails.
+		svc := mustOpen(t)
+		p1, p2 := mustPlatform(t, svc), mustPlatform(t, svc)
+		before := committed(svc)
+		h := hold(t, svc)
+		a := queued(t, svc, 1, createUser(svc, ctx, p1.PlatformID, "Ada"))
+		b := queued(t, svc, 2, createUser(svc, ctx, p2.PlatformID, "Bo"))
+		other := queued(t, svc, 3, func() error {
+			return svc.Write(ctx, func(context.Context, store.Querier) error { return nil })
+		})
+		c := queued(t, svc, 4, createUser(svc, ctx, p1.PlatformID, "Cy"))
+		none := queued(t, svc, 5, createUser(svc, ctx, uuid.New(), "Dee"))
+		e := queued(t, svc, 6, createUser(svc, ctx, p2.PlatformID, "Eve"))
+		h.release()
+		for _, d := range []<-chan error{a, b, other, c, e, h.err} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		errorOf(t, <-none, payments.CodeNotFound)
+		if batches, ops := batchesSince(svc, before); batches != 2 || ops != 6 {
+			t.Errorf("%d operations in %d commits, want 6 in 2", ops, batches)
+		}
+		for _, c := range []struct {
+			platform uuid.UUID
+			want     string
+		}{{p1.PlatformID, "1 Ada, 2 Cy"}, {p2.PlatformID, "1 Bo, 2 Eve"}} {
+			var got []string
+			all := listAll(t, svc, c.platform)
+			for i, u := range all {
+				got = append(got, fmt.Sprintf("%d %s", u.PwID, u.Name))
+				if i > 0 && u.CreatedAt.Before(all[i-1].CreatedAt) {
+					t.Errorf("%s created at %v, before %s at %v", u.Name, u.CreatedAt, all[i-1].Name, all[i-1].CreatedAt)
+				}
+			}
+			if strings.Join(got, ", ") != c.want {
+				t.Errorf("users %q, want %q", strings.Join(got, ", "), c.want)
+			}
+		}
+	})
+
 	t.Run("ErrConflictFailsAlone", func(t *testing.T) {
 		// A duplicate email in the middle of a batch rolls back to its own savepoint: the
 		// operations before and after it in the same transaction are kept.

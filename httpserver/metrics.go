@@ -169,7 +169,7 @@ var (
 	dbWaitSeconds = prometheus.NewDesc("payments_db_wait_seconds_total",
 		"Time callers waited for a connection, by pool.", []string{"pool"}, nil)
 	commitBatch = prometheus.NewDesc("payments_commit_batch_size",
-		"Write operations committed in one transaction: a group commit's batch on SQLite, always 1 on PostgreSQL.", nil, nil)
+		"Write operations committed in one transaction: a batch of the engine's group commit.", nil, nil)
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -38,7 +38,10 @@ type Querier interface {
 	// u.User.CreatedAt, or, where instances share the database, at the time of the
 	// platform's previous user when that is later: creation times follow pw_id. It
 	// returns sql.ErrNoRows, having written nothing, when the platform does not exist. An
-	// engine where a statement costs a round trip (PostgreSQL) runs it as one statement.
+	// engine where a statement costs a round trip (PostgreSQL) runs it as one statement,
+	// and may run the CreateUserRows of the writes of one batch together, as if each
+	// write were a READ COMMITTED transaction of its own: a write calls it before it
+	// locks anything (a lock does not hold back the other writes of its batch).
 	CreateUserRows(ctx context.Context, u NewUserRows) (queries.User, error)
 }
 

@@ -138,43 +138,19 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	if careful && several {
 		sp = savepoints{tx}
 	}
-	kept := 0
 	for i := range b.ops {
 		if b.run[i] {
 			b.results[i] = groupcommit.Result{} // of an earlier attempt
 		}
 	}
-	for i, op := range b.ops {
-		if !b.turned[i] {
-			b.turned[i] = true
-			if err := op.GivenUp(); err != nil {
-				b.results[i] = groupcommit.Result{Err: err}
-				continue
-			}
-			b.run[i] = true
-		}
-		if !b.run[i] {
-			continue
-		}
-		events := len(b.events)
-		r, txErr := groupcommit.RunOp(ctx, sp, q, op)
-		if !r.OK() {
-			b.events = b.events[:events] // undone with the operation
-		}
-		switch {
-		case txErr != nil:
-			return fmt.Errorf("payments: batch transaction: %w", txErr)
-		case r.Err != nil && retryable(r.Err):
-			// The database aborted the transaction to break a deadlock or a
-			// serialization failure: the whole batch is run again.
-			return r.Err
-		case !r.OK() && sp == nil && several:
-			return errOpFailed
-		}
-		b.results[i] = r
-		if r.OK() {
-			kept++
-		}
+	var kept int
+	if sp == nil && several {
+		kept, err = st.runInTurns(ctx, a, q, b)
+	} else {
+		kept, err = runOneByOne(ctx, sp, q, b)
+	}
+	if err != nil {
+		return err
 	}
 	if kept == 0 {
 		return nil // nothing to keep: the deferred rollback undoes what failed
@@ -196,6 +172,50 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		st.deliveriesDue()
 	}
 	return nil
+}
+
+// runOneByOne runs the operations of b one after another, each inside a savepoint of sp
+// when sp is not nil, and returns how many succeeded; an error is tryBatch's.
+func runOneByOne(ctx context.Context, sp groupcommit.Savepoints, q batchQuerier, b *pgBatch) (kept int, err error) {
+	for i, op := range b.ops {
+		if !b.take(i) {
+			continue
+		}
+		events := len(b.events)
+		r, txErr := groupcommit.RunOp(ctx, sp, q, op)
+		if !r.OK() {
+			b.events = b.events[:events] // undone with the operation
+		}
+		switch {
+		case txErr != nil:
+			return 0, fmt.Errorf("payments: batch transaction: %w", txErr)
+		case r.Err != nil && retryable(r.Err):
+			// The database aborted the transaction to break a deadlock or a
+			// serialization failure: the whole batch is run again.
+			return 0, r.Err
+		case !r.OK() && sp == nil && len(b.ops) > 1:
+			return 0, errOpFailed
+		}
+		b.results[i] = r
+		if r.OK() {
+			kept++
+		}
+	}
+	return kept, nil
+}
+
+// take reports whether the operation i of b is to run now: an operation given up before
+// its turn (its first) is never run, and gets its context's error.
+func (b *pgBatch) take(i int) bool {
+	if !b.turned[i] {
+		b.turned[i] = true
+		if err := b.ops[i].GivenUp(); err != nil {
+			b.results[i] = groupcommit.Result{Err: err}
+			return false
+		}
+		b.run[i] = true
+	}
+	return b.run[i]
 }
 
 // savepoints are the savepoint statements of one batch's transaction.

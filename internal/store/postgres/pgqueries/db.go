@@ -54,6 +54,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countNewUserStmt, err = db.PrepareContext(ctx, countNewUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CountNewUser: %w", err)
 	}
+	if q.countNewUsersStmt, err = db.PrepareContext(ctx, countNewUsers); err != nil {
+		return nil, fmt.Errorf("error preparing query CountNewUsers: %w", err)
+	}
 	if q.countPlatformsStmt, err = db.PrepareContext(ctx, countPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query CountPlatforms: %w", err)
 	}
@@ -104,6 +107,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.createUserSettingsStmt, err = db.PrepareContext(ctx, createUserSettings); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateUserSettings: %w", err)
+	}
+	if q.createUsersRowsStmt, err = db.PrepareContext(ctx, createUsersRows); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateUsersRows: %w", err)
 	}
 	if q.createWalletStmt, err = db.PrepareContext(ctx, createWallet); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateWallet: %w", err)
@@ -373,6 +379,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countNewUserStmt: %w", cerr)
 		}
 	}
+	if q.countNewUsersStmt != nil {
+		if cerr := q.countNewUsersStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countNewUsersStmt: %w", cerr)
+		}
+	}
 	if q.countPlatformsStmt != nil {
 		if cerr := q.countPlatformsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countPlatformsStmt: %w", cerr)
@@ -456,6 +467,11 @@ func (q *Queries) Close() error {
 	if q.createUserSettingsStmt != nil {
 		if cerr := q.createUserSettingsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createUserSettingsStmt: %w", cerr)
+		}
+	}
+	if q.createUsersRowsStmt != nil {
+		if cerr := q.createUsersRowsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createUsersRowsStmt: %w", cerr)
 		}
 	}
 	if q.createWalletStmt != nil {
@@ -862,6 +878,7 @@ type Queries struct {
 	claimDeliveriesStmt                 *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
 	countNewUserStmt                    *sql.Stmt
+	countNewUsersStmt                   *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
 	countSealedByKeyStmt                *sql.Stmt
 	createAPICredentialStmt             *sql.Stmt
@@ -879,6 +896,7 @@ type Queries struct {
 	createUserStmt                      *sql.Stmt
 	createUserRowsStmt                  *sql.Stmt
 	createUserSettingsStmt              *sql.Stmt
+	createUsersRowsStmt                 *sql.Stmt
 	createWalletStmt                    *sql.Stmt
 	createWebhookEndpointStmt           *sql.Stmt
 	currentExchangeRatesStmt            *sql.Stmt
@@ -966,6 +984,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		claimDeliveriesStmt:                 q.claimDeliveriesStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
 		countNewUserStmt:                    q.countNewUserStmt,
+		countNewUsersStmt:                   q.countNewUsersStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
 		countSealedByKeyStmt:                q.countSealedByKeyStmt,
 		createAPICredentialStmt:             q.createAPICredentialStmt,
@@ -983,6 +1002,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createUserStmt:                      q.createUserStmt,
 		createUserRowsStmt:                  q.createUserRowsStmt,
 		createUserSettingsStmt:              q.createUserSettingsStmt,
+		createUsersRowsStmt:                 q.createUsersRowsStmt,
 		createWalletStmt:                    q.createWalletStmt,
 		createWebhookEndpointStmt:           q.createWebhookEndpointStmt,
 		currentExchangeRatesStmt:            q.currentExchangeRatesStmt,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -265,12 +266,53 @@ func TestCreateUserRows(t *testing.T) {
 			t.Errorf("%s: wallet at %s, settings at %s", c.id, walletAt, settingsAt)
 		}
 	}
-	// No platform: no rows at all.
-	if _, err := a.CreateUserRows(ctx, rows("p2", "u5", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
+	// Many at once (CreateUsersRows): numbered in their order after u3, each timed no
+	// earlier than the clock or the users before it in the array.
+	email, phone := "u5@example.com", "2079460000"
+	many := []store.NewUserRows{
+		rows("p1", "u4", "2026-01-01T00:00:01.000000Z"), // behind the clock (u3's)
+		rows("p1", "u5", "2026-01-01T00:00:05.000000Z"),
+		rows("p1", "u6", "2026-01-01T00:00:04.000000Z"), // behind u5, before it in the array
+		rows("p1", "u7", "2026-01-01T00:00:06.000000Z"),
+	}
+	many[1].User.Email, many[1].User.EmailKey, many[1].User.Phone = &email, &email, &phone
+	many[3].Wallet.Currency, many[3].Settings.TwoFactorEnabled = "EUR", 1
+	got, err := a.CreateUsersRows(ctx, "p1", many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAt := []string{"2026-01-01T00:00:03.000000Z", "2026-01-01T00:00:05.000000Z", "2026-01-01T00:00:05.000000Z", "2026-01-01T00:00:06.000000Z"}
+	for i, u := range got {
+		in := many[i].User
+		if u.ID != in.ID || u.PwID != int64(4+i) || u.CreatedAt != wantAt[i] || u.RowID == 0 || u.Name != in.Name ||
+			!reflect.DeepEqual(u.Email, in.Email) || !reflect.DeepEqual(u.EmailKey, in.EmailKey) || !reflect.DeepEqual(u.Phone, in.Phone) || u.PlatformID != "p1" {
+			t.Errorf("CreateUsersRows: user %d = %+v", i, u)
+		}
+		var walletID, currency, walletAt, settingsAt string
+		var twoFactor int64
+		if err := db.QueryRowContext(ctx, `SELECT w.id, w.currency, w.created_at, s.created_at, s.two_factor_enabled FROM wallets w
+			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, in.ID).Scan(&walletID, &currency, &walletAt, &settingsAt, &twoFactor); err != nil {
+			t.Fatal(err)
+		}
+		if walletID != many[i].Wallet.ID || currency != many[i].Wallet.Currency || walletAt != wantAt[i] || settingsAt != wantAt[i] ||
+			twoFactor != many[i].Settings.TwoFactorEnabled {
+			t.Errorf("%s: wallet %s %s at %s, settings at %s, two-factor %d", in.ID, walletID, currency, walletAt, settingsAt, twoFactor)
+		}
+	}
+	// And the clock is the last of them: one user more, with an earlier time, follows it.
+	if u, err := a.CreateUserRows(ctx, rows("p1", "u8", "2026-01-01T00:00:02.000000Z")); err != nil || u.PwID != 8 || u.CreatedAt != wantAt[3] {
+		t.Errorf("CreateUserRows after CreateUsersRows = %+v, %v", u, err)
+	}
+	// No platform: no rows at all, one at a time or many.
+	if _, err := a.CreateUserRows(ctx, rows("p2", "u9", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("no platform: %v, want sql.ErrNoRows", err)
 	}
+	if _, err := a.CreateUsersRows(ctx, "p2", []store.NewUserRows{rows("p2", "u10", "2026-01-01T00:00:05.000000Z"),
+		rows("p2", "u11", "2026-01-01T00:00:05.000000Z")}); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("no platform, many: %v, want sql.ErrNoRows", err)
+	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM users WHERE id = 'u5') + (SELECT count(*) FROM wallets WHERE id = 'w-u5')
+	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM users WHERE platform_id = 'p2') + (SELECT count(*) FROM wallets WHERE id IN ('w-u9', 'w-u10', 'w-u11'))
 		+ (SELECT count(*) FROM user_clocks WHERE platform_id = 'p2')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("no platform: %d rows written, %v", n, err)
 	}

@@ -24,6 +24,10 @@ type Querier interface {
 	// The row stays locked until the transaction ends: concurrent creates on one platform
 	// take their numbers one after the other, and a rolled-back create gives its number back.
 	CountNewUser(ctx context.Context, id string) (int64, error)
+	// PostgreSQL only: raises the platform's user count by count, locking the platform's row
+	// until the transaction ends, and returns the new count: the users CreateUsersRows writes
+	// next are numbered up to it. No row when the platform does not exist.
+	CountNewUsers(ctx context.Context, arg CountNewUsersParams) (int64, error)
 	CountPlatforms(ctx context.Context, environment string) (int64, error)
 	CountSealedByKey(ctx context.Context) ([]CountSealedByKeyRow, error)
 	CreateAPICredential(ctx context.Context, arg CreateAPICredentialParams) error
@@ -50,6 +54,13 @@ type Querier interface {
 	// whichever instance created the user before. No row when the platform does not exist.
 	CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error)
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
+	// PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
+	// CountNewUsers has raised the count by as many and locked the platform's row (so that
+	// this statement's snapshot, taken after that lock, sees the last writer's clock). The
+	// users are a JSON array of objects, numbered from first_pw_id in the order of their ord
+	// (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
+	// the times of the array's users before it and the platform's clock.
+	CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error)
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error
 	// Webhook endpoints, deliveries and attempts, as queries/webhooks.sql; deliveries are
 	// claimed with FOR UPDATE SKIP LOCKED, so that instances sharing the database take

@@ -7,7 +7,29 @@ package pgqueries
 
 import (
 	"context"
+	"encoding/json"
 )
+
+const countNewUsers = `-- name: CountNewUsers :one
+UPDATE platforms SET user_count = user_count + $1::bigint
+WHERE id = $2
+RETURNING user_count
+`
+
+type CountNewUsersParams struct {
+	Count      int64
+	PlatformID string
+}
+
+// PostgreSQL only: raises the platform's user count by count, locking the platform's row
+// until the transaction ends, and returns the new count: the users CreateUsersRows writes
+// next are numbered up to it. No row when the platform does not exist.
+func (q *Queries) CountNewUsers(ctx context.Context, arg CountNewUsersParams) (int64, error) {
+	row := q.queryRow(ctx, q.countNewUsersStmt, countNewUsers, arg.Count, arg.PlatformID)
+	var user_count int64
+	err := row.Scan(&user_count)
+	return user_count, err
+}
 
 const createUser = `-- name: CreateUser :one
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
@@ -186,6 +208,101 @@ func (q *Queries) CreateUserSettings(ctx context.Context, arg CreateUserSettings
 		arg.CreatedAt,
 	)
 	return err
+}
+
+const createUsersRows = `-- name: CreateUsersRows :many
+WITH given AS (
+    SELECT v->>'id' AS id, v->>'name' AS name, v->>'email' AS email, v->>'email_key' AS email_key,
+        v->>'phone_country_code' AS phone_country_code, v->>'phone' AS phone, v->>'wallet_id' AS wallet_id,
+        v->>'wallet_currency' AS wallet_currency, v->>'settings_currency' AS settings_currency,
+        v->>'timezone' AS timezone, v->>'language' AS language,
+        (v->>'notifications_enabled')::bigint AS notifications_enabled,
+        (v->>'two_factor_enabled')::bigint AS two_factor_enabled, (v->>'ord')::bigint AS ord,
+        $1::bigint + (v->>'ord')::bigint - 1 AS pw_id,
+        GREATEST(
+            max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
+            (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = $2)
+        ) AS at
+    FROM json_array_elements($3::json) AS v
+), clock AS (
+    INSERT INTO user_clocks AS old (platform_id, last_user_at)
+    SELECT $2, max(at) FROM given
+    ON CONFLICT (platform_id) DO UPDATE SET last_user_at = GREATEST(old.last_user_at, excluded.last_user_at)
+), u AS (
+    INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+    SELECT id, $2, pw_id, name, email, email_key, phone_country_code, phone, at
+    FROM given ORDER BY ord
+    RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
+), w AS (
+    INSERT INTO wallets (id, user_id, currency, balance, created_at)
+    SELECT g.wallet_id, u.id, g.wallet_currency, '0', u.created_at FROM u JOIN given g ON g.id = u.id
+), s AS (
+    INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
+    SELECT u.id, g.settings_currency, g.timezone, g.language, g.notifications_enabled, g.two_factor_enabled, u.created_at
+    FROM u JOIN given g ON g.id = u.id
+)
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM u
+`
+
+type CreateUsersRowsParams struct {
+	FirstPwID  int64
+	PlatformID string
+	Users      json.RawMessage
+}
+
+type CreateUsersRowsRow struct {
+	RowID            int64
+	ID               string
+	PlatformID       string
+	PwID             int64
+	Name             string
+	Email            *string
+	EmailKey         *string
+	PhoneCountryCode *string
+	Phone            *string
+	VerifiedAt       *string
+	CreatedAt        string
+}
+
+// PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
+// CountNewUsers has raised the count by as many and locked the platform's row (so that
+// this statement's snapshot, taken after that lock, sees the last writer's clock). The
+// users are a JSON array of objects, numbered from first_pw_id in the order of their ord
+// (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
+// the times of the array's users before it and the platform's clock.
+func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error) {
+	rows, err := q.query(ctx, q.createUsersRowsStmt, createUsersRows, arg.FirstPwID, arg.PlatformID, arg.Users)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CreateUsersRowsRow{}
+	for rows.Next() {
+		var i CreateUsersRowsRow
+		if err := rows.Scan(
+			&i.RowID,
+			&i.ID,
+			&i.PlatformID,
+			&i.PwID,
+			&i.Name,
+			&i.Email,
+			&i.EmailKey,
+			&i.PhoneCountryCode,
+			&i.Phone,
+			&i.VerifiedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const createWallet = `-- name: CreateWallet :exec
