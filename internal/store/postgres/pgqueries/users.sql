@@ -96,7 +96,7 @@ WITH given AS (
             max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
             (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = sqlc.arg(platform_id))
         ) AS at
-    FROM json_array_elements(sqlc.arg(users)::json) AS v
+    FROM jsonb_array_elements(sqlc.arg(users)::jsonb) AS v
 ), clock AS (
     INSERT INTO user_clocks AS old (platform_id, last_user_at)
     SELECT sqlc.arg(platform_id), max(at) FROM given

@@ -223,7 +223,7 @@ WITH given AS (
             max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
             (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = $2)
         ) AS at
-    FROM json_array_elements($3::json) AS v
+    FROM jsonb_array_elements($3::jsonb) AS v
 ), clock AS (
     INSERT INTO user_clocks AS old (platform_id, last_user_at)
     SELECT $2, max(at) FROM given
