@@ -212,6 +212,39 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("ErrFailsAloneBesideCreates", func(t *testing.T) {
+		// A write that fails while the creates before it wait for theirs (PostgreSQL
+		// writes a batch's creates together) fails alone: the creates are kept.
+		svc := mustOpen(t)
+		p := mustPlatform(t, svc)
+		before := committed(svc)
+		h := hold(t, svc)
+		a := queued(t, svc, 1, createUser(svc, ctx, p.PlatformID, "Ada"))
+		failing := queued(t, svc, 2, func() error {
+			return svc.Write(ctx, func(context.Context, store.Querier) error { return errors.New("refused") })
+		})
+		c := queued(t, svc, 3, createUser(svc, ctx, p.PlatformID, "Cy"))
+		h.release()
+		for _, d := range []<-chan error{a, c, h.err} {
+			if err := <-d; err != nil {
+				t.Error(err)
+			}
+		}
+		if err := <-failing; err == nil || err.Error() != "refused" {
+			t.Errorf("got %v, want the operation's error", err)
+		}
+		if batches, ops := batchesSince(svc, before); batches != 2 || ops != 3 {
+			t.Errorf("%d operations in %d commits, want 3 in 2", ops, batches)
+		}
+		var got []string
+		for _, u := range listAll(t, svc, p.PlatformID) {
+			got = append(got, fmt.Sprintf("%d %s", u.PwID, u.Name))
+		}
+		if strings.Join(got, ", ") != "1 Ada, 2 Cy" {
+			t.Errorf("users %q, want %q", strings.Join(got, ", "), "1 Ada, 2 Cy")
+		}
+	})
+
 	t.Run("ErrConflictFailsAlone", func(t *testing.T) {
 		// A duplicate email in the middle of a batch rolls back to its own savepoint: the
 		// operations before and after it in the same transaction are kept.
