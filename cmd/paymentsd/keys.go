@@ -25,8 +25,11 @@ const (
 	envOldDataKeys = "PAYMENTS_OLD_DATA_KEYS" // separated by commas or spaces
 )
 
-// getenv reads the environment; tests replace it.
-var getenv = os.Getenv
+// getenv and lookupEnv read the environment; tests replace them.
+var (
+	getenv    = os.Getenv
+	lookupEnv = os.LookupEnv
+)
 
 // store is the database a command works on and the data keys it was given.
 type store struct {
@@ -64,6 +67,11 @@ func storeFlags(fs *flag.FlagSet) *store {
 func (st *store) check() error {
 	if st.path == "" {
 		return command.Usagef("-db must not be empty")
+	}
+	// Set but empty is a mistake, not "no key": PAYMENTS_DATA_KEY=$(cat FILE) with FILE
+	// missing would otherwise fall back to the default key file.
+	if v, set := lookupEnv(envDataKey); set && strings.TrimSpace(v) == "" {
+		return command.Usagef("$%s is set but empty: give the key (base64 of 32 bytes), or unset the variable", envDataKey)
 	}
 	if st.keyFile != "" && getenv(envDataKey) != "" {
 		return command.Usagef("give the data key once: -data-key-file or $%s, not both", envDataKey)
