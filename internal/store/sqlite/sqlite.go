@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -111,7 +112,16 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
 	// save each page's old content there, which on disk was a write system call for every
 	// page an operation touched first.
-	if st.writer, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=temp_store(MEMORY)&_txlock=immediate")); err != nil {
+	writer := "_pragma=temp_store(MEMORY)&_txlock=immediate"
+	if cfg.ReadOnly {
+		// No new file, and no change to this one: the driver opens what exists, and
+		// SQLite refuses every write (query_only).
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("payments: open %s: opened to read only, no database is created: %w", path, err)
+		}
+		writer = "_pragma=query_only(1)"
+	}
+	if st.writer, err = sql.Open("sqlite", sqliteDSN(path, writer)); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	st.writer.SetMaxOpenConns(1)
@@ -155,6 +165,23 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 		}
 	}
 	return st, nil
+}
+
+// readOnlySetup is migrate for a read-only store: a database of this program's schema has
+// nothing to migrate; cfg.Setup runs in tx, which the caller rolls back.
+func readOnlySetup(ctx context.Context, tx *sql.Tx, q querier, migrations int, cfg store.Config) error {
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version != migrations {
+		return fmt.Errorf("database schema version %d is not this program's (%d): opened to read only, it is not migrated "+
+			"(a new or older database is migrated by the first command that writes)", version, migrations)
+	}
+	if cfg.Setup == nil {
+		return nil
+	}
+	return cfg.Setup(ctx, q)
 }
 
 // ping opens the pool's first connection. A new file's first connections switch it to
@@ -281,6 +308,9 @@ func migrate(ctx context.Context, writer *sql.DB, cfg store.Config) (stepped boo
 	}
 	defer tx.Rollback()
 	q := querier{queries.New(tx)}
+	if cfg.ReadOnly {
+		return false, readOnlySetup(ctx, tx, q, len(names), cfg)
+	}
 	setUp := false
 	setup := func() error {
 		if setUp || cfg.Setup == nil {
