@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -204,6 +206,26 @@ func TestKeyCommandsInEveryOrder(t *testing.T) {
 			t.Run("RotateFirst", func(t *testing.T) { keysRotateFirst(t, newKeyCase(t, newDB(t))) })
 			t.Run("ErrNoDatabase", func(t *testing.T) { keysStatusNoDatabase(t, newDB(t)) })
 		})
+	}
+	t.Run("sqlite/BackupCopy", keysStatusBackupCopy)
+}
+
+// keysStatusBackupCopy: checking a backup's copy with keys status (as docs/deploy.md
+// advises) leaves it byte for byte as backup wrote it, in its own journal mode.
+func keysStatusBackupCopy(t *testing.T) {
+	c := newKeyCase(t, sqliteKeyDB(t))
+	copyFile := filepath.Join(c.dir, "copy.db")
+	c.run(0, "backup", "-db", c.db.dsn, "-data-key-file", c.oldFile, copyFile)
+	before, err := os.ReadFile(copyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.run(0, "keys", "status", "-db", copyFile, "-data-key-file", c.oldFile)
+	if after, err := os.ReadFile(copyFile); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("keys status changed the backup's copy (%v)", err)
+	}
+	if _, err := os.Stat(copyFile + "-wal"); err == nil {
+		t.Errorf("keys status left %s-wal", copyFile)
 	}
 }
 

@@ -112,16 +112,16 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
 	// save each page's old content there, which on disk was a write system call for every
 	// page an operation touched first.
-	writer := "_pragma=temp_store(MEMORY)&_txlock=immediate"
+	writerDSN, readerDSN := sqliteDSN(path, "_pragma=temp_store(MEMORY)&_txlock=immediate"), sqliteDSN(path, "_pragma=query_only(1)")
 	if cfg.ReadOnly {
-		// No new file, and no change to this one: the driver opens what exists, and
-		// SQLite refuses every write (query_only).
+		// No new file, and no change to this one: both pools open what exists as it is
+		// (a backup's copy stays in its journal mode), and SQLite refuses every write.
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("payments: open %s: opened to read only, no database is created: %w", path, err)
 		}
-		writer = "_pragma=query_only(1)"
+		writerDSN, readerDSN = readOnlyDSN(path), readOnlyDSN(path)
 	}
-	if st.writer, err = sql.Open("sqlite", sqliteDSN(path, writer)); err != nil {
+	if st.writer, err = sql.Open("sqlite", writerDSN); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	st.writer.SetMaxOpenConns(1)
@@ -145,7 +145,7 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 			return nil, fmt.Errorf("payments: checkpoint %s: %w", path, err)
 		}
 	}
-	if st.reader, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=query_only(1)")); err != nil {
+	if st.reader, err = sql.Open("sqlite", readerDSN); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	// Enough readers to keep every core busy; more would only queue inside SQLite.
@@ -212,6 +212,13 @@ func sqliteDSN(path, extra string) string {
 	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
 	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
+}
+
+// readOnlyDSN is the DSN of a read-only store's pools: no journal mode is set (that would
+// write the file's header), and every write is refused (query_only).
+func readOnlyDSN(path string) string {
+	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
+	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)"
 }
 
 // Close stops the committer (writes already taken into a batch finish and are answered;
