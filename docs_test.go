@@ -202,3 +202,26 @@ func TestGitignoreCoversDefaultKeyFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEEmbeddingProgram: the README's complete program is examples/embed/main.go (from
+// its package clause on), which go vet and go build compile with the repository.
+func TestREADMEEmbeddingProgram(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(filepath.Join("examples", "embed", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Embedding from Go\n")
+	_, block, _ := strings.Cut(section, "\n```go\n")
+	program, _, ok := strings.Cut(block, "```\n")
+	if !ok {
+		t.Fatal(`README.md: no program (a ` + "```go" + ` block) in "## Embedding from Go"`)
+	}
+	_, want, _ := strings.Cut(string(file), "\npackage main\n")
+	if want = "package main\n" + want; program != want {
+		t.Errorf("README.md's program is not examples/embed/main.go from its package clause on: copy the file into the README\nREADME:\n%s\nfile:\n%s", program, want)
+	}
+}

@@ -140,3 +140,69 @@ func TestOpenWrongKey(t *testing.T) {
 		mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{right}})
 	})
 }
+
+// Options.ReadOnly opens a database to report on it: it registers no key, writes nothing,
+// and refuses a database that does not exist rather than making one.
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := newDSN(t)
+	current, next := payments.NewDataKey(), payments.NewDataKey()
+	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{current}})
+	mustPlatform(t, svc)
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		name             string
+		keys             []payments.DataKey
+		sealing, unknown string
+	}{
+		{"Current", []payments.DataKey{current}, current.ID(), ""},
+		{"NewKeyNotRegistered", []payments.DataKey{next, current}, current.ID(), next.ID()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ro := mustOpenFile(t, path, payments.Options{DataKeys: tt.keys, ReadOnly: true})
+			keys, err := ro.DataKeys(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ro.DataKeyID() != tt.sealing || ro.UnregisteredDataKey() != tt.unknown || len(keys) != 1 || keys[0].KeyID != current.ID() {
+				t.Errorf("sealing %s, unregistered %q, keys %+v; want %s, %q and %s alone", ro.DataKeyID(), ro.UnregisteredDataKey(), keys, tt.sealing, tt.unknown, current.ID())
+			}
+			if _, err := ro.CreatePlatform(ctx, "Acme", payments.Sandbox); err == nil || !strings.Contains(err.Error(), "read-only") {
+				t.Errorf("a write of a read-only service: %v", err)
+			}
+		})
+	}
+	t.Run("ErrNextAlone", func(t *testing.T) { // nothing registered it
+		_, err := payments.Open(ctx, path, payments.Options{DataKeys: []payments.DataKey{next}, ReadOnly: true})
+		if !errors.Is(err, payments.ErrWrongDataKey) {
+			t.Errorf("error %v, want ErrWrongDataKey", err)
+		}
+	})
+	t.Run("ErrNoDatabase", func(t *testing.T) {
+		dsn := newDSN(t)
+		_, err := payments.Open(ctx, dsn, payments.Options{DataKeys: []payments.DataKey{current}, ReadOnly: true})
+		if err == nil || !strings.Contains(err.Error(), "opened to read only") {
+			t.Fatalf("error %v, want a refusal", err)
+		}
+		if !pgtest.Enabled() {
+			if _, err := os.Stat(dsn); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the read-only open made %s: %v", dsn, err)
+			}
+		}
+		// The first open that writes makes it, as before.
+		mustOpenFile(t, dsn, payments.Options{DataKeys: []payments.DataKey{current}})
+	})
+	t.Run("WritesNothing", func(t *testing.T) { // the next open registers the new key: no one did before
+		svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{next, current}})
+		keys, err := svc.DataKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) != 2 || svc.DataKeyID() != next.ID() {
+			t.Errorf("keys %+v after opening with the new key first", keys)
+		}
+	})
+}

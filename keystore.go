@@ -29,7 +29,9 @@ func (e keyError) Unwrap() error { return e.error }
 // yet. Each configured key the database knows must open its key check; a database whose
 // values are sealed under none of the configured keys, or under a key not configured,
 // is refused here rather than failing on a request. The newest configured key is
-// registered when it is new: that is how a key rotation starts.
+// registered when it is new: that is how a key rotation starts (idempotent: a key
+// registered is known the next time). A read-only service creates no key file and
+// registers nothing.
 func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, opts Options) error {
 	known, err := q.ListDataKeys(ctx)
 	if err != nil {
@@ -53,7 +55,7 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 		k, err := ReadKeyFile(file)
 		switch {
 		case err == nil:
-		case errors.Is(err, fs.ErrNotExist) && len(known) == 0:
+		case errors.Is(err, fs.ErrNotExist) && len(known) == 0 && !s.readOnly:
 			k = NewDataKey()
 			if err := WriteKeyFile(file, k); err != nil {
 				return err
@@ -96,7 +98,12 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 			return keyError{fmt.Errorf("%w (key id %s; its values are sealed under key id %s)",
 				ErrWrongDataKey, write, strings.Join(live, ", "))}
 		}
-		if err := q.AddDataKey(ctx, queries.AddDataKeyParams{
+		if s.readOnly { // registers nothing: the service has the keys the database knows
+			if ring, err = seal.NewKeyring(keys[1:]); err != nil {
+				return keyError{err}
+			}
+			s.unregisteredKey, write = write, ring.SealingID()
+		} else if err := q.AddDataKey(ctx, queries.AddDataKeyParams{
 			KeyID:    write,
 			KeyCheck: ring.Seal([]byte(keyCheckText), keyCheckAAD(write)),
 			AddedAt:  formatTime(s.Now()),
@@ -114,6 +121,8 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 	root := make([]byte, 32)
 	sealedRoot, err := q.GetBlindIndexKey(ctx)
 	switch {
+	case errors.Is(err, sql.ErrNoRows) && s.readOnly:
+		err = errors.New("the database has none yet")
 	case errors.Is(err, sql.ErrNoRows):
 		rand.Read(root) // never returns an error (crypto/rand, Go 1.24+)
 		err = q.CreateBlindIndexKey(ctx, queries.CreateBlindIndexKeyParams{
@@ -312,6 +321,11 @@ const defaultSealBatch = 500
 
 // DataKeyID returns the id of the data key the service seals new values under.
 func (s *Service) DataKeyID() string { return s.keys.SealingID() }
+
+// UnregisteredDataKey returns, for a service opened with Options.ReadOnly, the id of the
+// first of Options.DataKeys when the database does not know that key yet (Open, not
+// read-only, would have registered it as the key new values are sealed under), or "".
+func (s *Service) UnregisteredDataKey() string { return s.unregisteredKey }
 
 // CreatedKeyFile returns the key file Open created with a new data key (see
 // Options.KeyFile), or "" when it created none.

@@ -94,6 +94,13 @@ type Options struct {
 	// an address in another such range is refused. The dispatcher's dialer is given the
 	// same list. Empty: public addresses only.
 	WebhookAllow []netip.Prefix
+	// ReadOnly opens the database to read it only, for a report such as DataKeys: Open
+	// changes nothing. It creates no database and no key file (a database that does not
+	// exist, or whose schema is older than this program's, is refused), loads no payee
+	// rules, and registers no data key: a first key of DataKeys the database does not know
+	// is left out of the service's keys (UnregisteredDataKey names it), where Open would
+	// otherwise register it as the key new values are sealed under. Writes fail.
+	ReadOnly bool
 }
 
 // DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
@@ -133,6 +140,9 @@ type core struct {
 	keys           *seal.Keyring
 	index          *seal.BlindIndex
 	createdKeyFile string
+	// readOnly is Options.ReadOnly; unregisteredKey the key it left unregistered.
+	readOnly        bool
+	unregisteredKey string
 
 	// What authentication has read of platforms and API keys: never changed or deleted
 	// once created, so an entry never goes stale.
@@ -181,7 +191,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		platforms:    cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
 		apiKeys:      cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
 		users:        cache.New[userKey, User](maxCachedUsers),
-		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1)}}
+		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -216,6 +226,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	}
 	s.store, err = engine.Open(ctx, dsn, store.Config{
 		MaxConns:      opts.MaxConns,
+		ReadOnly:      opts.ReadOnly,
 		DeliveriesDue: func() { s.due.Store(true) },
 		// The data keys are set up in the migration's transaction, so that two processes
 		// opening one new database agree on its first key.
@@ -225,6 +236,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		},
 		Opened: func(ctx context.Context, st store.Store) error {
 			s.store = st
+			if opts.ReadOnly {
+				return nil
+			}
 			if err := s.loadDefaultRules(ctx); err != nil {
 				return fmt.Errorf("payments: load payee rules: %w", err)
 			}
@@ -279,6 +293,9 @@ func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) erro
 // than once (an engine retries a transaction the database aborted to resolve a conflict),
 // so it sets what it captures rather than adding to it. fn must not call write.
 func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	if s.readOnly {
+		return errReadOnly
+	}
 	err := s.store.Write(ctx, fn)
 	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
 		select {
@@ -288,6 +305,9 @@ func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q stor
 	}
 	return err
 }
+
+// errReadOnly answers a write of a service opened with Options.ReadOnly.
+var errReadOnly = errors.New("payments: the service was opened read-only")
 
 // Now returns the service's current time, truncated to the stored precision.
 func (s *Service) Now() time.Time {

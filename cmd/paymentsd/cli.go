@@ -123,7 +123,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 
 func printOverview(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s COMMAND [flags] [arguments]\n\n", program)
-	fmt.Fprintf(w, "%s serves the Platform Payments API and administers its SQLite database.\n\n", program)
+	fmt.Fprintf(w, "%s serves the Platform Payments API and administers its database,\na SQLite file (the default) or PostgreSQL (-db postgres://...).\n\n", program)
 	fmt.Fprintln(w, "Commands:")
 	width := 0
 	for _, c := range commands {

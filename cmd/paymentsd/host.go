@@ -30,6 +30,8 @@ type host struct {
 	// allow is webhook add's -webhook-allow-cidr, as serve's: the ranges an endpoint may
 	// be at though not public; nil: $PAYMENTS_WEBHOOK_ALLOW_CIDR's.
 	allow []netip.Prefix
+	// readOnly: the command only reads the database (command.Command.ReadsOnly).
+	readOnly bool
 }
 
 var _ command.Host = (*host)(nil)
@@ -69,7 +71,7 @@ const callTimeout = time.Minute
 func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 	switch c.Uses {
 	case command.UsesDatabase:
-		h.store = storeFlags(fs)
+		h.store, h.readOnly = storeFlags(fs, c.ReadsOnly), c.ReadsOnly
 		if c.Name == "webhook add" {
 			fs.Func("webhook-allow-cidr", "let the endpoint be at an address in `CIDR` although not public, as serve's flag "+
 				"(comma-separated or repeated; default $"+envAllowCIDR+")", func(v string) error {
@@ -103,7 +105,7 @@ func (h *host) Service(ctx context.Context, fn func(*payments.Service) error) er
 			return command.Usagef("$%s: %v", envAllowCIDR, err)
 		}
 	}
-	return h.withService(ctx, payments.Options{WebhookAllow: allow}, fn)
+	return h.withService(ctx, payments.Options{WebhookAllow: allow, ReadOnly: h.readOnly}, fn)
 }
 
 // envAllowCIDR is serve's -webhook-allow-cidr from the environment, which the

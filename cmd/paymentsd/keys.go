@@ -25,8 +25,11 @@ const (
 	envOldDataKeys = "PAYMENTS_OLD_DATA_KEYS" // separated by commas or spaces
 )
 
-// getenv reads the environment; tests replace it.
-var getenv = os.Getenv
+// getenv and lookupEnv read the environment; tests replace them.
+var (
+	getenv    = os.Getenv
+	lookupEnv = os.LookupEnv
+)
 
 // store is the database a command works on and the data keys it was given.
 type store struct {
@@ -49,12 +52,18 @@ func (l *fileList) Set(s string) error {
 }
 
 // storeFlags declares -db and the data key flags, taken by every command that opens the
-// database.
-func storeFlags(fs *flag.FlagSet) *store {
+// database; readOnly for a command that only reads it (keys status).
+func storeFlags(fs *flag.FlagSet, readOnly bool) *store {
 	st := &store{}
-	fs.StringVar(&st.path, "db", "payments.db", "the database: a SQLite `FILE`, or a PostgreSQL URL (postgres://user:password@host/name); created and migrated on first use")
+	db, key := "created and migrated on first use", ", created with a new key for a new database. "+
+		"A key the database does not know yet, given with its current key as an older key, is registered as the key "+
+		"new values are sealed under (how a rotation starts; once registered, it is known)"
+	if readOnly {
+		db, key = "read only: never created, migrated or changed", "; a key the database does not know yet is not registered"
+	}
+	fs.StringVar(&st.path, "db", "payments.db", "the database: a SQLite `FILE`, or a PostgreSQL URL (postgres://user:password@host/name); "+db)
 	fs.StringVar(&st.keyFile, "data-key-file", "", "read the data key (base64 of 32 bytes) from `FILE`; default $"+envDataKey+
-		", else the database's file name + .key (postgres-NAME.key in the working directory for PostgreSQL), created with a new key for a new database")
+		", else the database's file name + .key (postgres-NAME.key in the working directory for PostgreSQL)"+key)
 	fs.Var(&st.oldKeyFiles, "old-data-key-file", "also read values sealed under the older data key in `FILE`, "+
 		"while a key rotation is under way (repeatable; or $"+envOldDataKeys+")")
 	return st
@@ -64,6 +73,11 @@ func storeFlags(fs *flag.FlagSet) *store {
 func (st *store) check() error {
 	if st.path == "" {
 		return command.Usagef("-db must not be empty")
+	}
+	// Set but empty is a mistake, not "no key": PAYMENTS_DATA_KEY=$(cat FILE) with FILE
+	// missing would otherwise fall back to the default key file.
+	if v, set := lookupEnv(envDataKey); set && strings.TrimSpace(v) == "" {
+		return command.Usagef("$%s is set but empty: give the key (base64 of 32 bytes), or unset the variable", envDataKey)
 	}
 	if st.keyFile != "" && getenv(envDataKey) != "" {
 		return command.Usagef("give the data key once: -data-key-file or $%s, not both", envDataKey)
@@ -175,7 +189,7 @@ Prints {"key_id", "resealed", "retired"}; progress goes to stderr.`,
 
 func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) error {
 	fs := x.FlagSet()
-	newFile := fs.String("new-key-file", "", "the new data key `FILE` (required; make one with 'paymentsd keys generate')")
+	newFile := fs.String("new-key-file", "", "the new data key `FILE` (required; make one with 'paymentsd keys generate'); registered as the database's sealing key when it is not yet")
 	batch := fs.Int("batch", 500, "reseal `N` rows per transaction")
 	if err := x.Parse(fs, args); err != nil {
 		return err

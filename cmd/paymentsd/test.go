@@ -16,6 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/internal/command"
 	"github.com/platform-payments/payments/scenario"
 )
@@ -27,7 +28,9 @@ var testCommand = &command.Command{
 	Details: `Each script gets its own new database and server, as under go test with package
 scenario, and the same commands. A failing script is reported with the line that failed,
 what it expected, what came back and the log of the part of the script that failed.
-Exit status 0 when every script passed, 1 when one failed.
+Exit status 0 when every script passed, 1 when one failed, 2 for bad flags or arguments
+(no file given, a file that is missing or not .txtar, a -run that matches none). With -v,
+a PostgreSQL URL in the log ($DB among the script's environment) shows no password.
 
 Script commands, besides testscript's own (env, exec, stdout, stderr, exists, cmp, ...),
 described in docs/scenarios.md:
@@ -183,11 +186,17 @@ func (t *scriptT) Run(name string, f func(testscript.T)) {
 	sub.do(func() { f(sub) })
 }
 
+// Log records a line of the log, every PostgreSQL URL in it without its password: the
+// log shows the script's environment, $DB among it.
 func (t *scriptT) Log(args ...any) {
+	line := postgresURL.ReplaceAllStringFunc(strings.TrimSuffix(fmt.Sprintln(args...), "\n"), payments.RedactDSN)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.entries = append(t.entries, strings.TrimSuffix(fmt.Sprintln(args...), "\n"))
+	t.entries = append(t.entries, line)
 }
+
+// postgresURL matches a PostgreSQL URL in a line of text.
+var postgresURL = regexp.MustCompile(`postgres(ql)?://[^\s'"]+`)
 
 func (t *scriptT) setFailed() {
 	t.mu.Lock()

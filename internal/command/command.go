@@ -31,6 +31,9 @@ type Command struct {
 	Usage   string // flags and arguments after the name, without the host's own flags
 	Details string // printed in the command's help after the summary, when set
 	Uses    Use    // what the command needs of its host besides its words
+	// ReadsOnly: the command only reads the database, and its host opens it so
+	// (payments.Options.ReadOnly): nothing created, migrated or registered.
+	ReadsOnly bool
 	// Sets lists the scenario variables the command sets from what it prints.
 	Sets []Export
 	// EnvPrefix, when set, lets every flag come from an environment variable instead:

@@ -188,15 +188,24 @@ var keysStatus = &Command{
 	Name:    "keys status",
 	Summary: "Print the database's data keys with how many values each seals, and which key seals new values.",
 	Details: `A rotation is finished when the new key seals every value and the older keys are retired
-(retired_at set): only then may the older keys be destroyed.`,
-	Uses: UsesDatabase,
-	Run:  runKeysStatus,
+(retired_at set): only then may the older keys be destroyed.
+
+keys status only reads: it changes nothing in the database, creates none (nor a key file)
+and registers no key. A new current key given with the database's own as an older one
+(-data-key-file NEW -old-data-key-file CURRENT), before anything registered it, is printed
+as "unregistered_key": the database seals under CURRENT until a command that writes with
+NEW first registers it (serve at its start, keys rotate, an administration command).`,
+	Uses:      UsesDatabase,
+	ReadsOnly: true,
+	Run:       runKeysStatus,
 }
 
 // keyStatus is what keys status prints.
 type keyStatus struct {
 	SealingKey string                 `json:"sealing_key"`
 	Keys       []payments.DataKeyInfo `json:"keys"`
+	// Unregistered is the current key given that the database does not know yet.
+	Unregistered string `json:"unregistered_key,omitempty"`
 }
 
 func runKeysStatus(ctx context.Context, x *Invocation, args []string) error {
@@ -209,6 +218,6 @@ func runKeysStatus(ctx context.Context, x *Invocation, args []string) error {
 	}
 	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		keys, err := svc.DataKeys(ctx)
-		return keyStatus{SealingKey: svc.DataKeyID(), Keys: keys}, err
+		return keyStatus{SealingKey: svc.DataKeyID(), Keys: keys, Unregistered: svc.UnregisteredDataKey()}, err
 	})
 }

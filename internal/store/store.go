@@ -118,6 +118,10 @@ type Config struct {
 	// MaxConns is the most connections a pooled engine (PostgreSQL) opens; zero, its
 	// default. SQLite sizes its own pools.
 	MaxConns int
+	// ReadOnly: Open changes nothing. It refuses a database that does not exist or whose
+	// schema is not this program's (it migrates nothing), and runs Setup in a transaction
+	// it rolls back. (Opened still runs: the service writes nothing there then.)
+	ReadOnly bool
 	// Setup runs once in the migration transaction: before the first of Steps that
 	// runs, or after the last migration when none does. The service sets up its data
 	// keys here.

@@ -165,12 +165,15 @@ func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error
 		return err
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: cfg.ReadOnly})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	q := pgqueries.NewAdapter(pgqueries.New(tx))
+	if cfg.ReadOnly {
+		return readOnlySetup(ctx, tx, q, len(names), cfg)
+	}
 	if err := lockSetup(ctx, q, key); err != nil {
 		return err
 	}
@@ -225,6 +228,34 @@ func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error
 		return err
 	}
 	return tx.Commit()
+}
+
+// readOnlySetup is migrate for a read-only store, in tx, a READ ONLY transaction the
+// caller rolls back: a schema of this program's version has nothing to migrate, and
+// cfg.Setup runs in tx.
+func readOnlySetup(ctx context.Context, tx *sql.Tx, q store.Querier, migrations int, cfg store.Config) error {
+	var exists bool
+	if err := tx.QueryRowContext(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		return errors.New("no payments database in this schema (no schema_version table): opened to read only, it is not created " +
+			"(the first command that writes creates it)")
+	}
+	var version int
+	switch err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&version); {
+	case errors.Is(err, sql.ErrNoRows): // made, and nothing migrated yet
+	case err != nil:
+		return err
+	}
+	if version != migrations {
+		return fmt.Errorf("database schema version %d is not this program's (%d): opened to read only, it is not migrated "+
+			"(an older database is migrated by the first command that writes)", version, migrations)
+	}
+	if cfg.Setup == nil {
+		return nil
+	}
+	return cfg.Setup(ctx, q)
 }
 
 // Redact returns dsn as messages and logs may show it: without its password, whether

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -111,7 +112,16 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	// The writer keeps its statement journal in memory (temp_store): a batch's savepoints
 	// save each page's old content there, which on disk was a write system call for every
 	// page an operation touched first.
-	if st.writer, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=temp_store(MEMORY)&_txlock=immediate")); err != nil {
+	writerDSN, readerDSN := sqliteDSN(path, "_pragma=temp_store(MEMORY)&_txlock=immediate"), sqliteDSN(path, "_pragma=query_only(1)")
+	if cfg.ReadOnly {
+		// No new file, and no change to this one: both pools open what exists as it is
+		// (a backup's copy stays in its journal mode), and SQLite refuses every write.
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("payments: open %s: opened to read only, no database is created: %w", path, err)
+		}
+		writerDSN, readerDSN = readOnlyDSN(path), readOnlyDSN(path)
+	}
+	if st.writer, err = sql.Open("sqlite", writerDSN); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	st.writer.SetMaxOpenConns(1)
@@ -135,7 +145,7 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 			return nil, fmt.Errorf("payments: checkpoint %s: %w", path, err)
 		}
 	}
-	if st.reader, err = sql.Open("sqlite", sqliteDSN(path, "_pragma=query_only(1)")); err != nil {
+	if st.reader, err = sql.Open("sqlite", readerDSN); err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", path, err)
 	}
 	// Enough readers to keep every core busy; more would only queue inside SQLite.
@@ -155,6 +165,23 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 		}
 	}
 	return st, nil
+}
+
+// readOnlySetup is migrate for a read-only store: a database of this program's schema has
+// nothing to migrate; cfg.Setup runs in tx, which the caller rolls back.
+func readOnlySetup(ctx context.Context, tx *sql.Tx, q querier, migrations int, cfg store.Config) error {
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version != migrations {
+		return fmt.Errorf("database schema version %d is not this program's (%d): opened to read only, it is not migrated "+
+			"(a new or older database is migrated by the first command that writes)", version, migrations)
+	}
+	if cfg.Setup == nil {
+		return nil
+	}
+	return cfg.Setup(ctx, q)
 }
 
 // ping opens the pool's first connection. A new file's first connections switch it to
@@ -185,6 +212,13 @@ func sqliteDSN(path, extra string) string {
 	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
 	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=secure_delete(1)&" + extra
+}
+
+// readOnlyDSN is the DSN of a read-only store's pools: no journal mode is set (that would
+// write the file's header), and every write is refused (query_only).
+func readOnlyDSN(path string) string {
+	u := url.URL{Scheme: "file", Opaque: url.PathEscape(path)}
+	return u.String() + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=query_only(1)"
 }
 
 // Close stops the committer (writes already taken into a batch finish and are answered;
@@ -281,6 +315,9 @@ func migrate(ctx context.Context, writer *sql.DB, cfg store.Config) (stepped boo
 	}
 	defer tx.Rollback()
 	q := querier{queries.New(tx)}
+	if cfg.ReadOnly {
+		return false, readOnlySetup(ctx, tx, q, len(names), cfg)
+	}
 	setUp := false
 	setup := func() error {
 		if setUp || cfg.Setup == nil {
