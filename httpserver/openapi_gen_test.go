@@ -141,7 +141,7 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 	for name, def := range defs {
 		g.schemas[name] = def
 	}
-	errorEnvelope := g.envelope(map[string]any{"type": "null"})
+	errorEnvelope := g.envelope(nullData())
 	errorEnvelope["description"] = "The error envelope: success false, the message, data null."
 	g.schemas["ErrorEnvelope"] = errorEnvelope
 	g.ref(reflect.TypeFor[payments.ValidationBody]())
@@ -434,7 +434,7 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 	if od.whole != nil {
 		okSchema = g.ref(od.whole)
 	} else if m.Type.NumOut() == 1 {
-		okSchema = g.envelope(map[string]any{"type": "null"})
+		okSchema = g.envelope(nullData())
 	} else {
 		okSchema = g.envelope(g.schemaOf(m.Type.Out(0)))
 	}
@@ -1013,4 +1013,10 @@ func nonNull(typ any) (types []string, null bool) {
 		}
 	}
 	return types, null
+}
+
+// nullData is the data of an envelope that carries none: always null. oapi-codegen types
+// a schema of type null as any; x-go-type struct{} makes it *struct{}, as exact (always nil).
+func nullData() map[string]any {
+	return map[string]any{"type": "null", "x-go-type": "struct{}"}
 }
