@@ -195,13 +195,11 @@ func (e *ValidationError) Error() string {
 			if j > 0 {
 				b.WriteByte('.')
 			}
-			if l != nil {
-				var s string
-				if json.Unmarshal(*l, &s) == nil {
-					b.WriteString(s)
-				} else {
-					b.Write(*l)
-				}
+			var s string
+			if json.Unmarshal(l, &s) == nil {
+				b.WriteString(s)
+			} else {
+				b.Write(l) // an index
 			}
 		}
 		b.WriteString(": ")

@@ -97,7 +97,7 @@ func invalid(t *testing.T, err error, loc ...string) *client.ValidationError {
 		t.Fatalf("first failure at %d elements, want %v: %v", len(got), loc, e)
 	}
 	for i, l := range loc {
-		if got[i] == nil || string(*got[i]) != `"`+l+`"` {
+		if string(got[i]) != `"`+l+`"` {
 			t.Fatalf("first failure at %v, want %v", e, loc)
 		}
 	}

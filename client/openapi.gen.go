@@ -1155,13 +1155,13 @@ type ExchangeRate struct {
 
 // FieldError defines model for FieldError.
 type FieldError struct {
-	Ctx *map[string]*JSONValue `json:"ctx,omitempty"`
+	Ctx *map[string]json.RawMessage `json:"ctx,omitempty"`
 
-	// Input Any JSON value.
-	Input *JSONValue   `json:"input"`
-	Loc   []*JSONValue `json:"loc"`
-	Msg   string       `json:"msg"`
-	Type  string       `json:"type"`
+	// Input The value that failed, as sent: any JSON value.
+	Input json.RawMessage   `json:"input"`
+	Loc   []json.RawMessage `json:"loc"`
+	Msg   string            `json:"msg"`
+	Type  string            `json:"type"`
 }
 
 // FieldRule defines model for FieldRule.
@@ -1171,9 +1171,6 @@ type FieldRule struct {
 	Length   int64  `json:"length"`
 	Tag      string `json:"tag"`
 }
-
-// JSONValue Any JSON value.
-type JSONValue = json.RawMessage
 
 // Payee defines model for Payee.
 type Payee struct {

@@ -590,10 +590,7 @@ func (g *generator) schemaOf(t reflect.Type) map[string]any {
 	case reflect.Float32, reflect.Float64:
 		return map[string]any{"type": "number", "format": "double"}
 	case reflect.Interface:
-		// Any JSON value (a 422's input and ctx): one named schema that says so, typed for
-		// generators (a union in TypeScript, json.RawMessage in Go).
-		g.schemas["JSONValue"] = jsonValueSchema()
-		return ref("JSONValue")
+		panic(fmt.Sprintf("openapi: %s can hold anything: say what in fieldSchemas", t))
 	}
 	panic(fmt.Sprintf("openapi: no schema for %s", t))
 }
@@ -661,9 +658,14 @@ func (g *generator) fields(top, t reflect.Type, props map[string]any, required *
 			panic(fmt.Sprintf("openapi: %s writes %s twice", top, name))
 		}
 		omitempty := strings.Contains(","+opts+",", ",omitempty,")
-		s := g.schemaOf(f.Type)
-		if omitempty && f.Type.Kind() == reflect.Pointer {
+		var s map[string]any
+		switch {
+		case fieldSchemas[t.Name()+"."+name] != nil:
+			s = fieldSchemas[t.Name()+"."+name]()
+		case omitempty && f.Type.Kind() == reflect.Pointer:
 			s = g.schemaOf(f.Type.Elem()) // left out when nil: never null
+		default:
+			s = g.schemaOf(f.Type)
 		}
 		if enum := fieldEnums[t.Name()+"."+name]; enum != nil {
 			if s["type"] == "array" {
@@ -801,23 +803,36 @@ func tagOf(pattern string) (string, error) {
 	return "", fmt.Errorf("route %s has no tag: add its path to tagOf", pattern)
 }
 
-// jsonValueSchema is any JSON value, said as a union of every type so that generators
-// type it (TypeScript: string | number | boolean | null | arrays and objects of it), and
-// x-go-type tells oapi-codegen to keep it as json.RawMessage rather than a union struct.
-func jsonValueSchema() map[string]any {
-	self := ref("JSONValue")
-	return map[string]any{
-		"description": "Any JSON value.",
-		"anyOf": []any{
-			map[string]any{"type": "string"},
-			map[string]any{"type": "number", "format": "double"},
-			map[string]any{"type": "boolean"},
-			map[string]any{"type": "null"},
-			map[string]any{"type": "array", "items": self},
-			map[string]any{"type": "object", "additionalProperties": self},
-		},
-		"x-go-type": "json.RawMessage", // encoding/json: imported by the generated code already
-	}
+// fieldSchemas are the schemas of the fields whose Go type says too little (any), by
+// "Type.json_name": what the values are. x-go-type has oapi-codegen keep such a value as
+// json.RawMessage (encoding/json, which the generated code imports already) rather than a
+// union type of its own for each.
+var fieldSchemas = map[string]func() map[string]any{
+	// The envelope's data: each route's own (envelope replaces it), null in the error one.
+	"Envelope.data": nullData,
+	// pydantic's location: names, and indexes of arrays.
+	"FieldError.loc": func() map[string]any {
+		return map[string]any{"type": "array", "items": map[string]any{
+			"anyOf":     []any{map[string]any{"type": "string"}, map[string]any{"type": "integer", "format": "int64"}},
+			"x-go-type": "json.RawMessage",
+		}}
+	},
+	// The value that failed, as sent: any JSON value, so no type. (TypeScript's type of it
+	// is unknown: a recursive JSON type, arrays of itself, is beyond openapi-typescript.)
+	"FieldError.input": func() map[string]any {
+		return map[string]any{"description": "The value that failed, as sent: any JSON value.", "x-go-type": "json.RawMessage"}
+	},
+	// The failure's parameters: a bound, a pattern, a reason, or {} for an error.
+	"FieldError.ctx": func() map[string]any {
+		return map[string]any{"type": "object", "additionalProperties": map[string]any{
+			"anyOf": []any{
+				map[string]any{"type": "string"},
+				map[string]any{"type": "number", "format": "double"},
+				map[string]any{"type": "object", "additionalProperties": false},
+			},
+			"x-go-type": "json.RawMessage",
+		}}
+	},
 }
 
 // typeForGenerators rewrites the request schemas read from schema/ into equivalent forms
