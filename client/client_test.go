@@ -3,16 +3,21 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/oapi-codegen/runtime/types"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/client"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/pgtest"
+	"github.com/platform-payments/payments/signing"
 )
 
 // server is the real handler over a fresh store (SQLite, or PostgreSQL when
@@ -349,5 +354,73 @@ func TestErrorText(t *testing.T) {
 	_, err = c.GetUser(context.Background(), uuid.MustParse(unknown))
 	if err == nil || err.Error() != "payments: 404: User not found." {
 		t.Errorf("error %q", err)
+	}
+}
+
+// TestEmailCheckedBeforeSending: an email net/mail does not parse is refused by the
+// generated type before any request is sent (the server would answer 422).
+func TestEmailCheckedBeforeSending(t *testing.T) {
+	var sent atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }))
+	defer srv.Close()
+	c, err := client.New(srv.URL, client.Platform(unknown, "secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.CreateUser(context.Background(), client.CreateUserJSONRequestBody{Name: "Ada", Email: ptr(client.Email("not an email"))})
+	if n := sent.Load(); !errors.Is(err, types.ErrValidationEmail) || n != 0 {
+		t.Errorf("error %v after %d requests, want types.ErrValidationEmail before any", err, n)
+	}
+}
+
+// TestSignedAsSent: the signature covers the request target as the transport writes it
+// (an escaped path, a query) and the body as sent, and a caller's editor that changes the
+// query runs before the signature.
+func TestSignedAsSent(t *testing.T) {
+	const secret = "s3cret"
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		body, _ := io.ReadAll(r.Body)
+		if got, want := r.Header.Get("X-Signature"), signing.Sign(secret, r.Method, r.RequestURI, body); got != want {
+			problems = append(problems, r.Method+" "+r.RequestURI+": signature "+got+", want "+want)
+		}
+		if r.URL.Query().Get("edited") != "yes" {
+			problems = append(problems, r.RequestURI+": the editor's query is not there")
+		}
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer srv.Close()
+	edit := client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		q := r.URL.Query()
+		q.Set("edited", "yes")
+		r.URL.RawQuery = q.Encode()
+		return nil
+	})
+	c, err := client.New(srv.URL, client.Platform(unknown, secret), edit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	_, err = c.GetPayeeRules(ctx, "IN", "INR")
+	refused418(t, err)
+	_, err = c.CreateUser(ctx, client.CreateUserJSONRequestBody{Name: "Ada Lovelace"})
+	refused418(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func refused418(t *testing.T, err error) {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) || e.StatusCode != http.StatusTeapot || e.Message != http.StatusText(http.StatusTeapot) {
+		t.Errorf("error %v, want an *Error of 418 with its status text", err)
 	}
 }
