@@ -713,7 +713,7 @@ func securitySchemes() map[string]any {
 			"description": "hex(HMAC-SHA256(key = the platform secret as issued, message = METHOD + PATH_AND_QUERY + hex(SHA-256(BODY)))), " +
 				"no separators; PATH_AND_QUERY is the request target exactly as sent. A platform created with -require-timestamp " +
 				"also sends X-Timestamp and appends it, as sent, to the message. Go clients sign with payments.Sign and " +
-				"payments.SignTimestamped; docs/api.md has a worked example.",
+				"payments.SignTimestamped (package client of the module signs every request so); docs/api.md has a worked example.",
 		},
 		"apiKey": map[string]any{
 			"type": "apiKey", "in": "header", "name": payments.HeaderAPIKey,
