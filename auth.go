@@ -21,15 +21,16 @@ import (
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
+	"github.com/platform-payments/payments/signing"
 )
 
 // Authentication headers.
 const (
-	HeaderPlatformID = "X-Platform-ID"
-	HeaderSignature  = "X-Signature"
-	HeaderTimestamp  = "X-Timestamp" // platforms that require signed timestamps
-	HeaderAPIKey     = "X-Api-Key"   // #nosec G101 -- a header's name, not a credential
-	HeaderAPISecret  = "X-Api-Secret"
+	HeaderPlatformID = signing.HeaderPlatformID
+	HeaderSignature  = signing.HeaderSignature
+	HeaderTimestamp  = signing.HeaderTimestamp // platforms that require signed timestamps
+	HeaderAPIKey     = signing.HeaderAPIKey
+	HeaderAPISecret  = signing.HeaderAPISecret
 )
 
 // Platform is a tenant: the company calling the platform endpoints for its users.
@@ -130,42 +131,33 @@ var emptyBodyHash = func() string {
 
 // StringToSign is the message a platform request's signature covers: the method, the
 // request target exactly as sent (path and query), and the hex SHA-256 of the body.
+// It is signing.StringToSign, as are the functions below their namesakes there.
 func StringToSign(method, target string, body []byte) string {
-	sum := sha256.Sum256(body)
-	return method + target + hex.EncodeToString(sum[:])
+	return signing.StringToSign(method, target, body)
 }
 
 // Sign returns the X-Signature of a platform request: hex HMAC-SHA256 of StringToSign
 // under the platform's secret. Clients and the server use this same function.
 func Sign(secret, method, target string, body []byte) string {
-	return hexHMAC(secret, StringToSign(method, target, body))
-}
-
-// hexHMAC is the hex HMAC-SHA256 of msg under secret: a signature as X-Signature carries it.
-func hexHMAC(secret, msg string) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(msg))
-	return hex.EncodeToString(mac.Sum(nil))
+	return signing.Sign(secret, method, target, body)
 }
 
 // StringToSignTimestamped is the message a request of a platform that requires signed
 // timestamps covers: StringToSign followed by timestamp, the X-Timestamp value exactly
 // as sent (Unix seconds in decimal, as Timestamp writes them).
 func StringToSignTimestamped(method, target string, body []byte, timestamp string) string {
-	return StringToSign(method, target, body) + timestamp
+	return signing.StringToSignTimestamped(method, target, body, timestamp)
 }
 
 // SignTimestamped returns the X-Signature of a request of a platform that requires
 // signed timestamps: hex HMAC-SHA256 of StringToSignTimestamped under the platform's
 // secret. The request sends timestamp as X-Timestamp.
 func SignTimestamped(secret, method, target string, body []byte, timestamp string) string {
-	return hexHMAC(secret, StringToSignTimestamped(method, target, body, timestamp))
+	return signing.SignTimestamped(secret, method, target, body, timestamp)
 }
 
 // Timestamp returns the X-Timestamp value for t: its Unix seconds in decimal.
-func Timestamp(t time.Time) string {
-	return strconv.FormatInt(t.Unix(), 10)
-}
+func Timestamp(t time.Time) string { return signing.Timestamp(t) }
 
 var (
 	errBadCredentials = &Error{Code: CodeUnauthorized, Message: "Invalid credentials."}

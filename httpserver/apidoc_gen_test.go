@@ -73,9 +73,23 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 		return nil, err
 	}
 	// inline shows a schema with a $ref to a shared definition merged into it.
+	// A nullable reference, anyOf [$ref, {type: null}], shows as the definition with null
+	// among its types.
 	inline := func(v any) any {
 		m, ok := v.(map[string]any)
-		if !ok || m["$ref"] == nil {
+		if !ok {
+			return v
+		}
+		null := false
+		if alts, _ := m["anyOf"].([]any); len(alts) == 2 && resolve(alts[1])["type"] == "null" {
+			if r := str(resolve(alts[0])["$ref"]); r == "" {
+				if first, _ := alts[0].(map[string]any); first["$ref"] != nil {
+					m = map[string]any{"$ref": first["$ref"]}
+					null = true
+				}
+			}
+		}
+		if m["$ref"] == nil {
 			return v
 		}
 		out := map[string]any{}
@@ -86,6 +100,9 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 			if k != "$ref" {
 				out[k] = x
 			}
+		}
+		if null {
+			out["type"] = []any{out["type"], "null"}
 		}
 		return out
 	}
@@ -166,7 +183,7 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 	w("\n")
 	for _, o := range ops {
 		w("### %s\n\n`%s %s`\n\n%s\n\n", str(o.op["summary"]), o.method, o.path, str(o.op["description"]))
-		if slices.Contains(o.op["tags"].([]any), any("user-api")) {
+		if sec, _ := o.op["security"].([]any); len(sec) > 0 && sec[0].(map[string]any)["apiKey"] != nil {
 			w("Credentials: `X-Api-Key` and `X-Api-Secret`.\n\n")
 		} else {
 			w("Credentials: `X-Platform-ID` and `X-Signature` (and `X-Timestamp` for a platform that requires it).\n\n")

@@ -135,10 +135,13 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := typeForGenerators(requests, shared, defs); err != nil {
+		return nil, err
+	}
 	for name, def := range defs {
 		g.schemas[name] = def
 	}
-	errorEnvelope := g.envelope(map[string]any{"type": "null"})
+	errorEnvelope := g.envelope(nullData())
 	errorEnvelope["description"] = "The error envelope: success false, the message, data null."
 	g.schemas["ErrorEnvelope"] = errorEnvelope
 	g.ref(reflect.TypeFor[payments.ValidationBody]())
@@ -186,9 +189,6 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 		return nil, err
 	}
 	parameters := sharedParameters()
-	for name, p := range webhookParameters() {
-		parameters[name] = p
-	}
 
 	doc := openAPIDoc{
 		OpenAPI: "3.1.0",
@@ -200,15 +200,20 @@ func buildOpenAPI(ex *exampleSet) ([]byte, error) {
 				"github.com/platform-payments/payments; do not edit by hand (go test ./httpserver -run TestOpenAPI -update). " +
 				"Platform requests are signed with HMAC-SHA256: see the security scheme platformSignature and docs/api.md. " +
 				"Custom formats: text (free text without control, bidirectional-override or invisible-only content), " +
-				"strict-integer (a JSON integer, never 10.0 or \"10\"), iso4217 and iso3166-alpha2 (known codes), " +
-				"aba-routing (an ABA routing number with its checksum). x-rule is a rule over a whole body, " +
+				"iso4217 and iso3166-alpha2 (known codes), " +
+				"aba-routing (an ABA routing number with its checksum). Integers in requests are strict: a JSON integer, never 10.0 or \"10\". x-rule is a rule over a whole body, " +
 				"answered as one value_error at the body.",
 			"license": map[string]any{"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
 		},
 		Servers: []any{map[string]any{"url": "http://127.0.0.1:8080", "description": "paymentsd serve's default address"}},
 		Tags: []any{
-			map[string]any{"name": "platform", "description": "Platform endpoints, signed with X-Platform-ID and X-Signature."},
-			map[string]any{"name": "user-api", "description": "The user-API endpoint, with a user's X-Api-Key and X-Api-Secret."},
+			map[string]any{"name": "users", "description": "A platform's users: create, list, get (platform credentials)."},
+			map[string]any{"name": "payees", "description": "Payee profiles: created by a user with an API key (X-Api-Key, X-Api-Secret), updated by the platform."},
+			map[string]any{"name": "bank-accounts", "description": "Users' bank accounts (platform credentials)."},
+			map[string]any{"name": "cards", "description": "Users' cards (platform credentials)."},
+			map[string]any{"name": "cross-border", "description": "Cross-border payouts: payee banks and addresses, payee rules, exchange rates (platform credentials)."},
+			map[string]any{"name": "webhook-endpoints", "description": "The platform's webhook endpoints (platform credentials)."},
+			map[string]any{"name": "events", "description": "The platform's events and their deliveries (platform credentials)."},
 			map[string]any{"name": "webhooks", "description": "Events, as the platform's webhook endpoints receive them: signed by the Standard Webhooks scheme (webhook-id, webhook-timestamp, webhook-signature)."},
 		},
 		Paths:    paths,
@@ -349,11 +354,14 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 		desc += " The body is optional: none is `{}`."
 	}
 	op["description"] = desc
+	tag, err := tagOf(rt.pattern)
+	if err != nil {
+		return nil, err
+	}
+	op["tags"] = []any{tag}
 	if rt.auth == userAPI {
-		op["tags"] = []any{"user-api"}
 		op["security"] = []any{map[string]any{"apiKey": []any{}, "apiSecret": []any{}}}
 	} else {
-		op["tags"] = []any{"platform"}
 		op["security"] = []any{map[string]any{"platformID": []any{}, "platformSignature": []any{}}}
 	}
 
@@ -426,7 +434,7 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 	if od.whole != nil {
 		okSchema = g.ref(od.whole)
 	} else if m.Type.NumOut() == 1 {
-		okSchema = g.envelope(map[string]any{"type": "null"})
+		okSchema = g.envelope(nullData())
 	} else {
 		okSchema = g.envelope(g.schemaOf(m.Type.Out(0)))
 	}
@@ -553,7 +561,7 @@ func (g *generator) schemaOf(t reflect.Type) map[string]any {
 	case uuidType:
 		return map[string]any{"type": "string", "format": "uuid"}
 	case decimalType:
-		return map[string]any{"type": "number", "description": "A decimal, written with exactly its digits."}
+		return map[string]any{"type": "number", "format": "double", "description": "A decimal, written with exactly its digits."}
 	}
 	if t.Kind() != reflect.Pointer && (t.Implements(marshaler) || t.Implements(textMarsh)) {
 		panic(fmt.Sprintf("openapi: %s encodes itself: teach schemaOf what it writes", t))
@@ -578,11 +586,11 @@ func (g *generator) schemaOf(t reflect.Type) map[string]any {
 		return map[string]any{"type": "boolean"}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return map[string]any{"type": "integer"}
+		return map[string]any{"type": "integer", "format": "int64"}
 	case reflect.Float32, reflect.Float64:
-		return map[string]any{"type": "number"}
+		return map[string]any{"type": "number", "format": "double"}
 	case reflect.Interface:
-		return map[string]any{}
+		panic(fmt.Sprintf("openapi: %s can hold anything: say what in fieldSchemas", t))
 	}
 	panic(fmt.Sprintf("openapi: no schema for %s", t))
 }
@@ -650,9 +658,14 @@ func (g *generator) fields(top, t reflect.Type, props map[string]any, required *
 			panic(fmt.Sprintf("openapi: %s writes %s twice", top, name))
 		}
 		omitempty := strings.Contains(","+opts+",", ",omitempty,")
-		s := g.schemaOf(f.Type)
-		if omitempty && f.Type.Kind() == reflect.Pointer {
+		var s map[string]any
+		switch {
+		case fieldSchemas[t.Name()+"."+name] != nil:
+			s = fieldSchemas[t.Name()+"."+name]()
+		case omitempty && f.Type.Kind() == reflect.Pointer:
 			s = g.schemaOf(f.Type.Elem()) // left out when nil: never null
+		default:
+			s = g.schemaOf(f.Type)
 		}
 		if enum := fieldEnums[t.Name()+"."+name]; enum != nil {
 			if s["type"] == "array" {
@@ -700,7 +713,7 @@ func securitySchemes() map[string]any {
 			"description": "hex(HMAC-SHA256(key = the platform secret as issued, message = METHOD + PATH_AND_QUERY + hex(SHA-256(BODY)))), " +
 				"no separators; PATH_AND_QUERY is the request target exactly as sent. A platform created with -require-timestamp " +
 				"also sends X-Timestamp and appends it, as sent, to the message. Go clients sign with payments.Sign and " +
-				"payments.SignTimestamped; docs/api.md has a worked example.",
+				"payments.SignTimestamped (package client of the module signs every request so); docs/api.md has a worked example.",
 		},
 		"apiKey": map[string]any{
 			"type": "apiKey", "in": "header", "name": payments.HeaderAPIKey,
@@ -736,14 +749,14 @@ func sharedParameters() map[string]any {
 
 func sharedHeaders() map[string]any {
 	integer := func(desc string) map[string]any {
-		return map[string]any{"description": desc, "schema": map[string]any{"type": "integer", "minimum": 0}}
+		return map[string]any{"description": desc, "schema": map[string]any{"type": "integer", "format": "int64", "minimum": 0}}
 	}
 	return map[string]any{
 		"RateLimit-Limit":     integer("Requests the caller's bucket holds when full (the burst). Sent on every answer to an authenticated request when the server runs with a rate limit."),
 		"RateLimit-Remaining": integer("Whole requests in the caller's bucket now."),
 		"RateLimit-Reset":     integer("Seconds until the bucket is full again."),
 		"Retry-After": map[string]any{"description": "Seconds until a request may be sent again (at least 1).", "required": true,
-			"schema": map[string]any{"type": "integer", "minimum": 1}},
+			"schema": map[string]any{"type": "integer", "format": "int64", "minimum": 1}},
 		"Idempotent-Replayed": map[string]any{
 			"description": "true when the answer is the one stored under the Idempotency-Key, not a new run.",
 			"schema":      map[string]any{"type": "string", "enum": []any{"true"}},
@@ -768,4 +781,257 @@ func (g *generator) sharedResponses() map[string]any {
 		out[strconv.Itoa(status)] = g.response(statusDescriptions[status], ref("ErrorEnvelope"), g.ex.shared[status], headers, false)
 	}
 	return out
+}
+
+// tagOf is the tag of a route: the resource its path names.
+func tagOf(pattern string) (string, error) {
+	_, path, _ := strings.Cut(pattern, " ")
+	for _, t := range []struct{ prefix, tag string }{
+		{"/api/platform/users/", "users"},
+		{"/api/user-api/payee/", "payees"},
+		{"/api/platform/payee/", "payees"},
+		{"/api/platform/accounts/", "bank-accounts"},
+		{"/api/platform/card/", "cards"},
+		{"/api/platform/cross-border/", "cross-border"},
+		{"/api/platform/webhooks/", "webhook-endpoints"},
+		{"/api/platform/events/", "events"},
+	} {
+		if strings.HasPrefix(path, t.prefix) {
+			return t.tag, nil
+		}
+	}
+	return "", fmt.Errorf("route %s has no tag: add its path to tagOf", pattern)
+}
+
+// fieldSchemas are the schemas of the fields whose Go type says too little (any), by
+// "Type.json_name": what the values are. x-go-type has oapi-codegen keep such a value as
+// json.RawMessage (encoding/json, which the generated code imports already) rather than a
+// union type of its own for each.
+var fieldSchemas = map[string]func() map[string]any{
+	// The envelope's data: each route's own (envelope replaces it), null in the error one.
+	"Envelope.data": nullData,
+	// pydantic's location: names, and indexes of arrays.
+	"FieldError.loc": func() map[string]any {
+		return map[string]any{"type": "array", "items": map[string]any{
+			"anyOf":     []any{map[string]any{"type": "string"}, map[string]any{"type": "integer", "format": "int64"}},
+			"x-go-type": "json.RawMessage",
+		}}
+	},
+	// The value that failed, as sent: any JSON value, so no type. (TypeScript's type of it
+	// is unknown: a recursive JSON type, arrays of itself, is beyond openapi-typescript.)
+	"FieldError.input": func() map[string]any {
+		return map[string]any{"description": "The value that failed, as sent: any JSON value.", "x-go-type": "json.RawMessage"}
+	},
+	// The failure's parameters: a bound, a pattern, a reason, or {} for an error.
+	"FieldError.ctx": func() map[string]any {
+		return map[string]any{"type": "object", "additionalProperties": map[string]any{
+			"anyOf": []any{
+				map[string]any{"type": "string"},
+				map[string]any{"type": "number", "format": "double"},
+				map[string]any{"type": "object", "additionalProperties": false},
+			},
+			"x-go-type": "json.RawMessage",
+		}}
+	},
+}
+
+// typeForGenerators rewrites the request schemas read from schema/ into equivalent forms
+// that code generators (oapi-codegen, openapi-typescript) read as exact types; the
+// validator keeps reading schema/ as it is. In the document:
+//   - a shared definition states its own type (schema/defs.json leaves it to each use, so
+//     that one definition serves required and optional fields): the one type its uses name
+//     beside their $ref, which then goes; a use that allows null becomes
+//     anyOf [$ref, {type: null}];
+//   - an enum that lists null becomes anyOf [the typed enum without null, {type: null}];
+//   - an enum without a type gets the type of its values;
+//   - integers are format int64 (strict-integer, the validator's format, is said in the
+//     info's description) and numbers format double;
+//   - a rule over a whole body (a definition with x-rule, which is no type: if/then/else
+//     over the body's members) is written inline in the body's allOf, not as a component
+//     that generators would turn into a type of its own.
+func typeForGenerators(requests, shared map[string]*requestSchema, defs map[string]any) error {
+	defTypes := map[string]string{}
+	var walk func(node any) (any, error)
+	walk = func(node any) (any, error) {
+		switch n := node.(type) {
+		case []any:
+			for i, v := range n {
+				w, err := walk(v)
+				if err != nil {
+					return nil, err
+				}
+				n[i] = w
+			}
+			return n, nil
+		case map[string]any:
+			for k, v := range n {
+				if k == "example" || k == "examples" || k == "enum" || k == "const" {
+					continue
+				}
+				w, err := walk(v)
+				if err != nil {
+					return nil, err
+				}
+				n[k] = w
+			}
+			return typedSchema(n, defs, defTypes)
+		}
+		return node, nil
+	}
+	seen := map[*requestSchema]bool{}
+	for _, set := range []map[string]*requestSchema{requests, shared} {
+		for _, r := range set {
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			if _, err := walk(r.doc); err != nil {
+				return fmt.Errorf("schema/%s: %w", r.file, err)
+			}
+		}
+	}
+	for name, def := range defs {
+		d := def.(map[string]any)
+		if d["x-rule"] != nil {
+			delete(defs, name) // written inline where used
+			continue
+		}
+		typ, ok := defTypes[name]
+		if !ok {
+			return fmt.Errorf("schema/defs.json: %s is used with no type", name)
+		}
+		d["type"] = typ
+	}
+	return nil
+}
+
+// typedSchema is typeForGenerators' rewrite of one schema object (its members done).
+func typedSchema(n map[string]any, defs map[string]any, defTypes map[string]string) (any, error) {
+	// A property named "type", "enum" or "$ref" (a map under properties) is no keyword.
+	typ := n["type"]
+	switch typ.(type) {
+	case nil, string, []any:
+	default:
+		return n, nil
+	}
+	if r, ok := n["$ref"].(string); ok {
+		name, ok := strings.CutPrefix(r, "#/components/schemas/")
+		if !ok {
+			return n, nil
+		}
+		def, _ := defs[name].(map[string]any)
+		if def == nil {
+			return nil, fmt.Errorf("$ref %s: no such definition", r)
+		}
+		if def["x-rule"] != nil {
+			if len(n) != 1 {
+				return nil, fmt.Errorf("$ref %s: a rule with members beside it", r)
+			}
+			inline := map[string]any{}
+			for k, v := range def {
+				if sub, ok := v.(map[string]any); ok && (k == "if" || k == "then" || k == "else") {
+					// Said open, as JSON Schema has it by default: Redocly's example
+					// check reads an inline object schema without additionalProperties
+					// as closed, which the body's other members would then fail.
+					open := map[string]any{"additionalProperties": true}
+					for k, v := range sub {
+						open[k] = v
+					}
+					v = open
+				}
+				inline[k] = v
+			}
+			return inline, nil
+		}
+		if typ == nil {
+			return n, nil
+		}
+		types, null := nonNull(typ)
+		if len(types) != 1 {
+			return nil, fmt.Errorf("$ref %s beside the types %v", r, typ)
+		}
+		if t, ok := defTypes[name]; ok && t != types[0] {
+			return nil, fmt.Errorf("%s is used as a %s and as a %s", name, t, types[0])
+		}
+		defTypes[name] = types[0]
+		delete(n, "type")
+		if !null {
+			return n, nil
+		}
+		out := map[string]any{}
+		for k, v := range n {
+			if k != "$ref" {
+				out[k] = v
+			}
+		}
+		out["anyOf"] = []any{map[string]any{"$ref": r}, map[string]any{"type": "null"}}
+		return out, nil
+	}
+	if enum, ok := n["enum"].([]any); ok && typ == nil {
+		var t any = "string"
+		for _, v := range enum {
+			if v == nil {
+				t = []any{"string", "null"}
+			} else if _, ok := v.(string); !ok {
+				return nil, fmt.Errorf("an enum without a type whose values are not all strings or null: %v", enum)
+			}
+		}
+		n["type"] = t
+		typ = t
+	}
+	types, null := nonNull(typ)
+	if len(types) == 1 {
+		switch {
+		case types[0] == "integer" && (n["format"] == nil || n["format"] == "strict-integer"):
+			n["format"] = "int64"
+		case types[0] == "number" && n["format"] == nil:
+			n["format"] = "double"
+		}
+	}
+	if enum, ok := n["enum"].([]any); ok && slices.Contains(enum, nil) {
+		if len(types) != 1 || !null {
+			return nil, fmt.Errorf("an enum with null of the types %v", typ)
+		}
+		inner := map[string]any{}
+		for k, v := range n {
+			inner[k] = v
+		}
+		inner["type"] = types[0]
+		inner["enum"] = slices.DeleteFunc(slices.Clone(enum), func(v any) bool { return v == nil })
+		out := map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
+		if d, ok := inner["description"]; ok {
+			out["description"] = d
+			delete(inner, "description")
+		}
+		return out, nil
+	}
+	return n, nil
+}
+
+// nonNull splits a type keyword's value into its types other than null, and whether it
+// allows null.
+func nonNull(typ any) (types []string, null bool) {
+	switch t := typ.(type) {
+	case string:
+		if t == "null" {
+			return nil, true
+		}
+		return []string{t}, false
+	case []any:
+		for _, v := range t {
+			s, _ := v.(string)
+			if s == "null" {
+				null = true
+			} else {
+				types = append(types, s)
+			}
+		}
+	}
+	return types, null
+}
+
+// nullData is the data of an envelope that carries none: always null. oapi-codegen types
+// a schema of type null as any; x-go-type struct{} makes it *struct{}, as exact (always nil).
+func nullData() map[string]any {
+	return map[string]any{"type": "null", "x-go-type": "struct{}"}
 }

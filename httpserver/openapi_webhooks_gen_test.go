@@ -75,6 +75,7 @@ func (g *generator) webhooks(example json.RawMessage) (map[string]any, error) {
 	for i, d := range eventDocs {
 		types[i] = d.typ
 	}
+	params := webhookParameters()
 	if !slices.Equal(types, payments.EventTypes()) {
 		return nil, fmt.Errorf("eventDocs lists %v, want payments.EventTypes() %v", types, payments.EventTypes())
 	}
@@ -118,11 +119,10 @@ func (g *generator) webhooks(example json.RawMessage) (map[string]any, error) {
 			"description": d.summary + " Sent to each enabled endpoint of the platform subscribed to the type (or to `*`). " + webhookDelivery,
 			"tags":        []any{"webhooks"},
 			"security":    []any{},
-			"parameters": []any{
-				map[string]any{"$ref": "#/components/parameters/webhook-id"},
-				map[string]any{"$ref": "#/components/parameters/webhook-timestamp"},
-				map[string]any{"$ref": "#/components/parameters/webhook-signature"},
-			},
+			// Written in each webhook, not referenced from components: generators keep
+			// only the components that paths reference (oapi-codegen prunes the rest,
+			// and its webhook code would name types it pruned).
+			"parameters":  []any{params["webhook-id"], params["webhook-timestamp"], params["webhook-signature"]},
 			"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": media}},
 			"responses": map[string]any{
 				"2XX": map[string]any{"description": "Accepted: any 2xx answer ends the delivery. The start of the answer (1 KiB) is kept in the event's attempts."},
