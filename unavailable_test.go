@@ -16,6 +16,7 @@ import (
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/pgtest"
+	"github.com/platform-payments/payments/internal/store"
 )
 
 // The database out of reach is a 503 with Retry-After in the error envelope (error code
@@ -86,12 +87,20 @@ func TestUnavailablePostgres(t *testing.T) {
 	create := newUserRequest(platform, "create-alan")
 	wantUnavailable(t, serveRequest(h, create()))
 	wantUnavailable(t, serveRequest(h, get()))
+	// A write that reads nothing before its transaction: the transaction cannot begin,
+	// and the write must not pass for committed.
+	addAccount := signedRequest(platform, http.MethodPost, "/api/platform/accounts/add-account",
+		`{"user_id":"`+user.UserID.String()+`","bank_name":"Bank of America","account_number":"9876543210","routing_number":"026009593","account_type":"BUSINESS_SAVINGS"}`)
+	wantUnavailable(t, serveRequest(h, addAccount))
+	if err := svc.Write(context.Background(), func(context.Context, store.Querier) error { return nil }); payments.ErrorCode(err) != payments.CodeUnavailable {
+		t.Errorf("a write while the server is away: %v, want CodeUnavailable", err)
+	}
 	p.up(t)
 	wantRecovered(t, serveRequest(h, create()))
 	if rec := serveRequest(h, get()); rec.Code != http.StatusOK {
 		t.Errorf("a read once the server is back: %d %s", rec.Code, rec.Body)
 	}
-	wantErrorCounts(t, h, 0, 2)
+	wantErrorCounts(t, h, 0, 3)
 }
 
 // newUserRequest returns a Create User request under an Idempotency-Key, made anew for
