@@ -19,6 +19,7 @@ const (
 	CodeNotFound     Code = "not_found"    // absent for this caller (404)
 	CodeConflict     Code = "conflict"     // clashes with what is stored (409)
 	CodeInternal     Code = "internal"     // a fault of ours (500)
+	CodeUnavailable  Code = "unavailable"  // the database cannot be reached for now: retry later (503)
 )
 
 // Error is the one error type of the service. Operations return it for every outcome a
@@ -29,6 +30,9 @@ type Error struct {
 	// Fields holds the validation failures of a CodeInvalid error, in the order the API
 	// reports them.
 	Fields []FieldError
+	// cause is what a CodeUnavailable error stands for (the database's own error): for
+	// the logs and errors.Is, never for the client.
+	cause error
 }
 
 func (e *Error) Error() string {
@@ -36,8 +40,14 @@ func (e *Error) Error() string {
 		f := e.Fields[0]
 		return fmt.Sprintf("payments: %s: %v: %s (and %d more)", e.Code, f.Loc, f.Msg, len(e.Fields)-1)
 	}
+	if e.cause != nil {
+		return fmt.Sprintf("payments: %s: %s: %v", e.Code, e.Message, e.cause)
+	}
 	return fmt.Sprintf("payments: %s: %s", e.Code, e.Message)
 }
+
+// Unwrap returns the error e stands for, if any.
+func (e *Error) Unwrap() error { return e.cause }
 
 // FieldError is one validation failure, shaped as a pydantic v2 error entry so that the
 // 422 body of the HTTP API is the list of these as they are.

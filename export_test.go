@@ -2,6 +2,7 @@ package payments
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -87,3 +88,14 @@ var (
 
 // committer is the store of the service, whose group committer the tests watch.
 func (s *Service) committer() groupCommitter { return s.store.(groupCommitter) }
+
+// ShortenWriteWait makes the SQLite writer wait ms milliseconds for another process's
+// lock instead of its busy_timeout's 10 s, from the next batch on: the hook sets it in
+// that batch's transaction, on the connection every batch uses.
+func (s *Service) ShortenWriteWait(ms int) {
+	s.committer().BeforeCommit(func(ctx context.Context, tx groupcommit.Execer) error {
+		s.committer().BeforeCommit(nil) // once
+		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", ms))
+		return err
+	})
+}

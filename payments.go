@@ -278,13 +278,13 @@ func (s *Service) Close() error {
 // query runs fn with statements outside any transaction: each sees the latest committed
 // state on its own.
 func (s *Service) query(ctx context.Context, fn func(q store.Querier) error) error {
-	return fn(s.store.Reads())
+	return s.unavailable(fn(s.store.Reads()))
 }
 
 // read runs fn in one read-only transaction, so that an operation reading several rows
 // sees one snapshot.
 func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) error {
-	return s.store.Read(ctx, fn)
+	return s.unavailable(s.store.Read(ctx, fn))
 }
 
 // write runs fn as one write operation: its change is kept whole (fn returned nil) or
@@ -303,11 +303,24 @@ func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q stor
 		default: // a signal is waiting already
 		}
 	}
-	return err
+	return s.unavailable(err)
 }
 
 // errReadOnly answers a write of a service opened with Options.ReadOnly.
 var errReadOnly = errors.New("payments: the service was opened read-only")
+
+// unavailable maps an error the store reports as the database out of reach (Unavailable)
+// to CodeUnavailable, keeping it as the cause; any other error passes through. Every
+// read and write passes through it: one place decides what a client may retry.
+func (s *Service) unavailable(err error) error {
+	if err == nil || ErrorCode(err) != CodeInternal || !s.store.Unavailable(err) {
+		return err
+	}
+	return &Error{Code: CodeUnavailable, Message: msgUnavailable, cause: err}
+}
+
+// msgUnavailable is the message of every CodeUnavailable error.
+const msgUnavailable = "Service temporarily unavailable: the database cannot be reached. Retry later."
 
 // Now returns the service's current time, truncated to the stored precision.
 func (s *Service) Now() time.Time {

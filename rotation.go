@@ -15,8 +15,13 @@ import (
 
 // RotateOptions tunes RotateKeys.
 type RotateOptions struct {
-	// BatchSize is how many rows are resealed in one transaction; default 500.
+	// BatchSize is how many rows are resealed in one transaction; default 100.
 	BatchSize int
+	// Rate bounds how many rows are resealed a second, on average; 0: no bound. Whatever
+	// the rate, each batch is followed by a pause at least as long as the batch took, so
+	// that the writes of the servers beside never wait long for the database: on SQLite
+	// the rotation's batch holds the file's one write lock.
+	Rate float64
 	// Progress, when set, is called after each batch with the column walked (e.g.
 	// "bank_accounts.account_number") and the number of values resealed so far.
 	Progress func(column string, resealed int)
@@ -47,9 +52,10 @@ const rotationRounds = 3
 func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation, error) {
 	batch := opts.BatchSize
 	if batch <= 0 {
-		batch = defaultSealBatch
+		batch = defaultRotateBatch
 	}
 	out := Rotation{KeyID: s.keys.SealingID(), Retired: []string{}}
+	pace := newPacer(opts.Rate)
 	for range rotationRounds {
 		for _, col := range s.sealedColumns(s.store.Reads()) {
 			upto, err := col.last(ctx)
@@ -62,20 +68,36 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 					return out, err
 				}
 				var n int
-				err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
-					after, n, done, err = s.sealBatch(ctx, q, col, after, upto, batch)
-					return err
+				var began time.Time // when the batch began: it held the database since
+				from := after       // the same rows when the batch runs again
+				err := s.retryUnavailable(ctx, func() error {
+					return s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+						began = time.Now()
+						after, n, done, err = s.sealBatch(ctx, q, col, from, upto, batch)
+						return err
+					})
 				})
 				if err != nil {
 					return out, err
 				}
 				out.Resealed += n
+				if err := pace.wait(ctx, out.Resealed, time.Since(began)); err != nil {
+					return out, err
+				}
 				if opts.Progress != nil {
 					opts.Progress(col.name, out.Resealed)
 				}
 			}
 		}
-		retired, resealed, finished, err := s.finishRotation(ctx)
+		var (
+			retired  []string
+			resealed int
+			finished bool
+		)
+		err := s.retryUnavailable(ctx, func() (err error) {
+			retired, resealed, finished, err = s.finishRotation(ctx)
+			return err
+		})
 		if err != nil {
 			return out, err
 		}
@@ -87,6 +109,60 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 	}
 	return out, fmt.Errorf("payments: values are still being sealed under an older data key after %d rounds: "+
 		"is a server running without the new key %s?", rotationRounds, out.KeyID)
+}
+
+// defaultRotateBatch is how many rows a rotation reseals in one transaction by default:
+// on SQLite about 5 ms of the file's write lock, which the servers' writes beside it
+// wait out in their first few tries.
+const defaultRotateBatch = 100
+
+// pacer spaces a rotation's batches: after each, a pause as long as the batch held the
+// database (from its first statement to its commit; not the wait for the database, which
+// the servers' writes had), so that the servers' writes get it at least as long as the
+// rotation had it; longer when needed to keep to rate rows a second since the start.
+type pacer struct {
+	rate  float64
+	start time.Time
+}
+
+func newPacer(rate float64) *pacer { return &pacer{rate: rate, start: time.Now()} }
+
+// wait pauses after a batch that held the database for held, done rows resealed so far.
+func (p *pacer) wait(ctx context.Context, done int, held time.Duration) error {
+	pause := held
+	if p.rate > 0 {
+		due := p.start.Add(time.Duration(float64(done) / p.rate * float64(time.Second)))
+		pause = max(pause, time.Until(due))
+	}
+	t := time.NewTimer(pause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// rotationUnavailableTries is how many times a rotation's write is tried while the
+// database is out of reach (CodeUnavailable: on SQLite, the servers' writes held the file
+// past its busy timeout), a second apart, before the rotation gives up.
+const rotationUnavailableTries = 10
+
+// retryUnavailable runs write until it succeeds, fails otherwise than CodeUnavailable, or
+// has been tried rotationUnavailableTries times.
+func (s *Service) retryUnavailable(ctx context.Context, write func() error) error {
+	for try := 1; ; try++ {
+		err := write()
+		if ErrorCode(err) != CodeUnavailable || try == rotationUnavailableTries {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // finishRotation, in one transaction, reseals the blind-index key (resealed is 1 when it

@@ -6,6 +6,8 @@ import (
 	mathrand "math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/platform-payments/payments"
 )
 
 // Request ids: the client's when it is short and plain, otherwise a new one.
@@ -75,6 +77,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 			ctx := r.Context()
 			if p := recover(); p != nil {
 				s.log.ErrorContext(ctx, "panic", "request_id", id, "panic", p)
+				s.metrics.serverErrors.WithLabelValues(string(payments.CodeInternal)).Inc()
 				if !rec.wrote {
 					writeJSON(rec, http.StatusInternalServerError, errorEnvelope("Internal error.", s.svc.Now()))
 				}

@@ -121,7 +121,9 @@ func buildAPIDoc(doc []byte) ([]byte, error) {
 	w("Every example below is a real answer of the server, recorded by the test that generates this file.\n\n")
 	w("Every answer is JSON. Success is `200` with the envelope `{\"success\":true,\"message\":\"Success\",\"data\":…,\"queryGeneratedTime\":UNIX_SECONDS}` ")
 	w("(List Users has its own); a refusal is the error envelope, `success` false and `data` null, ")
-	w("except a validation failure (`422`), which is FastAPI's `{\"detail\":[…]}` list of pydantic v2 entries.\n\n")
+	w("except a validation failure (`422`), which is FastAPI's `{\"detail\":[…]}` list of pydantic v2 entries. ")
+	w("Any endpoint may answer `500`, a fault of ours, or `503` with `Retry-After`, the database out of reach for a moment (the library's error code `unavailable`): ")
+	w("a client retries a `503`, with the same Idempotency-Key for a change.\n\n")
 
 	// Signing.
 	body := []byte(`{"name":"Ada Lovelace","email":"ada@example.com"}`)

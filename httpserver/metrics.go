@@ -27,6 +27,7 @@ type Metrics struct {
 	inFlight     prometheus.Gauge
 	rateLimited  *prometheus.CounterVec // limit: "rate" or "auth_failures"
 	authFailures prometheus.Counter
+	serverErrors *prometheus.CounterVec // code: "internal" (500) or "unavailable" (503)
 
 	// series are the request series observed so far, each looked up in its vector once:
 	// a request then neither hashes nor checks its labels again. It is a map replaced
@@ -75,9 +76,16 @@ func NewMetrics(svc *payments.Service) *Metrics {
 			Name: "payments_auth_failures_total",
 			Help: "Authentication failures of requests that presented credentials (what the failure throttle counts).",
 		}),
+		serverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "payments_server_errors_total",
+			Help: "Requests the service failed, by error code: internal (500, a fault of ours, panics included) or unavailable (503, the database out of reach).",
+		}, []string{"code"}),
+	}
+	for _, code := range []payments.Code{payments.CodeInternal, payments.CodeUnavailable} {
+		m.serverErrors.WithLabelValues(string(code)) // shown from the start, at 0
 	}
 	m.series.Store(&map[requestSeries]requestMetrics{})
-	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rateLimited, m.authFailures,
+	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rateLimited, m.authFailures, m.serverErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		storeCollector{svc})
 	return m

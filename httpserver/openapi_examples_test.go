@@ -295,7 +295,14 @@ func (x *exampleRun) script(ctx context.Context) {
 	// for any error that is not the library's.
 	x.set.add(&exchange{status: http.StatusInternalServerError,
 		respBody: encodeJSON(500, errorEnvelope(payments.ErrorMessage(errors.New("a fault")), exampleTime))}, true)
+	// Nor is a database out of reach: its message is the one TestUnavailable sees the
+	// server answer.
+	x.set.add(&exchange{status: http.StatusServiceUnavailable,
+		respBody: encodeJSON(503, errorEnvelope(unavailableMessage, exampleTime))}, true)
 }
+
+// unavailableMessage is the message of a 503 (payments.CodeUnavailable).
+const unavailableMessage = "Service temporarily unavailable: the database cannot be reached. Retry later."
 
 // webhooks runs the script's webhook endpoints and events: an endpoint, an event
 // delivered to it, whose receiver answers 410 Gone (a dispatcher's attempt, recorded

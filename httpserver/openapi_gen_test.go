@@ -79,6 +79,7 @@ var statusDescriptions = map[int]string{
 	http.StatusUnprocessableEntity:   "The request fails validation: FastAPI's shape, one pydantic v2 entry per failure, path before query before body.",
 	http.StatusTooManyRequests:       "A limit refused the request: the caller's rate limit (when the server runs with -rate-limit), or too many failed authentications from this address or naming these credentials. Retry-After says when to come back.",
 	http.StatusInternalServerError:   "A fault of the server; the details are logged with the request id, never answered.",
+	http.StatusServiceUnavailable:    "The database cannot be reached for now (its connection refused or lost, PostgreSQL shutting down or starting up, SQLite's file locked by another process past its 10 s wait): error code unavailable, its cause logged, never answered. Retry-After (1 second) says when to try again; a change sent with an Idempotency-Key is retried safely with the same key (no outcome is stored for a 503, and a change that did commit before the connection was lost is replayed).",
 }
 
 // refusalDescriptions say what an operation's own refusal means for it, by route and
@@ -492,7 +493,7 @@ func (g *generator) operation(rt route, od operationDoc, req *requestSchema) (ma
 		responses["422"] = g.response(desc, invalid, ex[http.StatusUnprocessableEntity], nil, false)
 	}
 	// What every route of its kind can answer.
-	shared := []string{"401", "413", "429", "500"}
+	shared := []string{"401", "413", "429", "500", "503"}
 	if rt.body == withBody {
 		shared = append(shared, "415")
 	}
@@ -768,8 +769,11 @@ func sharedHeaders() map[string]any {
 // as its example.
 func (g *generator) sharedResponses() map[string]any {
 	out := map[string]any{}
-	for _, status := range []int{400, 401, 413, 415, 429, 500} {
+	for _, status := range []int{400, 401, 413, 415, 429, 500, 503} {
 		var headers map[string]any
+		if status == http.StatusServiceUnavailable {
+			headers = map[string]any{"Retry-After": map[string]any{"$ref": "#/components/headers/Retry-After"}}
+		}
 		if status == http.StatusTooManyRequests {
 			headers = map[string]any{
 				"Retry-After":         map[string]any{"$ref": "#/components/headers/Retry-After"},

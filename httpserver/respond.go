@@ -21,7 +21,13 @@ var statusByCode = map[payments.Code]int{
 	payments.CodeNotFound:     http.StatusNotFound,
 	payments.CodeConflict:     http.StatusConflict,
 	payments.CodeInternal:     http.StatusInternalServerError,
+	payments.CodeUnavailable:  http.StatusServiceUnavailable,
 }
+
+// unavailableRetryAfter is the Retry-After of a 503 (CodeUnavailable), in seconds: a
+// database restarting or failing over is back within seconds, and a client that waits
+// one second between tries costs a recovering database little.
+const unavailableRetryAfter = "1"
 
 // httpError is an outcome decided by the HTTP layer itself (413, 415, 501).
 type httpError struct {
@@ -46,8 +52,9 @@ func (e *throttled) Error() string { return "429 " + e.message }
 
 // writeError answers err: a 429 with Retry-After and the RateLimit-* headers when a
 // limit refused the request, a 422 with the pydantic detail list for validation failures,
-// the error envelope otherwise. Internal faults are logged with the request id and
-// answered with a generic message.
+// a 503 with Retry-After when the database cannot be reached, the error envelope
+// otherwise. Internal faults and unavailable databases are logged with the request id
+// (their causes never answered) and counted.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var th *throttled
 	if errors.As(err, &th) {
@@ -68,9 +75,16 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeJSON(w, http.StatusUnprocessableEntity, payments.ValidationBody{Detail: pe.Fields})
 		return
 	}
-	if code == payments.CodeInternal {
+	switch code {
+	case payments.CodeInternal:
+		s.metrics.serverErrors.WithLabelValues(string(code)).Inc()
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(w),
 			"method", r.Method, "path", r.URL.Path, "error", err)
+	case payments.CodeUnavailable:
+		s.metrics.serverErrors.WithLabelValues(string(code)).Inc()
+		s.log.WarnContext(r.Context(), "database unavailable", "request_id", requestID(w),
+			"method", r.Method, "path", r.URL.Path, "error", err)
+		w.Header().Set("Retry-After", unavailableRetryAfter)
 	}
 	status, body := s.render(nil, err, s.svc.Now())
 	writeBody(w, status, body)

@@ -175,14 +175,18 @@ func (h *host) openService(ctx context.Context, opts payments.Options, fn func(*
 var keysRotateCommand = &command.Command{
 	Name:    "keys rotate",
 	Summary: "Reseal every sealed value under a new data key, in batches, while servers keep serving; then retire the old key.",
-	Usage:   "[-data-key-file F] [-old-data-key-file F]... -new-key-file F [-batch 500]",
+	Usage:   "[-data-key-file F] [-old-data-key-file F]... -new-key-file F [-batch 100] [-rate 1000]",
 	Details: `The current key comes as for every command (-data-key-file, $PAYMENTS_DATA_KEY or the
 default key file). Before rotating, restart every server with the new key first and the
 current one as an older key (-data-key-file NEW -old-data-key-file CURRENT): servers then
 seal new values under the new key and read values of either. An interrupted rotation
 (SIGINT, SIGTERM, a crash) loses nothing: run it again to resume. When it ends, every value
 is under the new key and the old key is retired: restart the servers with the new key alone.
-Prints {"key_id", "resealed", "retired"}; progress goes to stderr.`,
+The rotation yields to the servers' writes beside it: -batch rows a transaction, each
+followed by a pause as long as the transaction held the database, and at most -rate rows a
+second (0: as fast as the pauses allow); under writers that keep the database busy it goes
+slower than -rate. Prints {"key_id", "resealed", "retired"}; progress (values resealed,
+remaining, values a second) goes to stderr every second.`,
 	Uses: command.UsesDatabase,
 	Run:  runKeysRotate,
 }
@@ -190,7 +194,8 @@ Prints {"key_id", "resealed", "retired"}; progress goes to stderr.`,
 func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) error {
 	fs := x.FlagSet()
 	newFile := fs.String("new-key-file", "", "the new data key `FILE` (required; make one with 'paymentsd keys generate'); registered as the database's sealing key when it is not yet")
-	batch := fs.Int("batch", 500, "reseal `N` rows per transaction")
+	batch := fs.Int("batch", 100, "reseal `N` rows per transaction")
+	rate := fs.Float64("rate", 1000, "reseal at most `N` rows a second (0: no bound)")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -201,6 +206,9 @@ func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) er
 	}
 	if *batch < 1 {
 		return command.Usagef("-batch must be at least 1")
+	}
+	if *rate < 0 {
+		return command.Usagef("-rate must not be negative")
 	}
 	if err := command.NoArgs(fs); err != nil {
 		return err
@@ -230,11 +238,24 @@ func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) er
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return h.openService(ctx, payments.Options{DataKeys: keys}, func(svc *payments.Service) error {
-		last := time.Now()
-		rot, err := svc.RotateKeys(ctx, payments.RotateOptions{BatchSize: *batch, Progress: func(column string, resealed int) {
-			if time.Since(last) >= 2*time.Second {
-				last = time.Now()
-				fmt.Fprintf(x.Stderr, "%s keys rotate: %d values resealed (at %s)\n", program, resealed, column)
+		// What is left to reseal: every value under a key but the new one.
+		keys, err := svc.DataKeys(ctx)
+		if err != nil {
+			return err
+		}
+		var total int64
+		for _, k := range keys {
+			if k.KeyID != newKey.ID() {
+				total += k.Values
+			}
+		}
+		start := time.Now()
+		last := start
+		rot, err := svc.RotateKeys(ctx, payments.RotateOptions{BatchSize: *batch, Rate: *rate, Progress: func(column string, resealed int) {
+			if now := time.Now(); now.Sub(last) >= time.Second {
+				last = now
+				fmt.Fprintf(x.Stderr, "%s keys rotate: %d values resealed, %d remaining, %.0f values/s (at %s)\n", program,
+					resealed, max(total-int64(resealed), 0), float64(resealed)/now.Sub(start).Seconds(), column)
 			}
 		}})
 		if errors.Is(err, context.Canceled) {

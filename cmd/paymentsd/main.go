@@ -15,7 +15,7 @@
 //	paymentsd rules load      [-db F] FILE|-
 //	paymentsd keys generate   -out FILE
 //	paymentsd keys status     [-db F]
-//	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 500]
+//	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 100] [-rate 1000]
 //	paymentsd backup          [-db F] FILE
 //	paymentsd webhook add     [-db F] -platform ID -url URL [-events a,b] [-description TEXT]
 //	paymentsd webhook list    [-db F] -platform ID

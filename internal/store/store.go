@@ -3,8 +3,8 @@
 // sqlc queries of package queries, which every engine generates in the same shape, plus
 // LockUser, RecordEvent and CreateUserRows); each engine, a package under internal/store, keeps its driver, pools,
 // transactions, retries and errors to itself and reports what the service must act on as
-// typed values (Conflict, ErrClosed). The suite in storetest checks that an engine keeps
-// the contract.
+// typed values (Conflict, Unavailable, ErrClosed). The suite in storetest checks that an
+// engine keeps the contract.
 package store
 
 import (
@@ -73,6 +73,11 @@ type Store interface {
 	// Conflict reports whether err is the database refusing a duplicate key, and what
 	// was duplicated.
 	Conflict(err error) (Conflict, bool)
+	// Unavailable reports whether err means the database cannot be reached for now: the
+	// connection to it refused, reset or closed, the database shutting down or starting
+	// up, or a lock held by another process past the engine's wait. A client may retry
+	// the operation later; anything else the engine reports is a fault.
+	Unavailable(err error) bool
 	// Ping runs a trivial query.
 	Ping(ctx context.Context) error
 	// Stats reports the engine's pools and commits.

@@ -69,9 +69,11 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 			continue
 		case err != nil:
 			// Nothing of the batch is kept: every operation that ran gets err, but for
-			// those that failed alone, which keep their own error.
+			// those that failed alone, which keep their own error; and so does every one
+			// that never had its turn (the transaction could not even begin), which must
+			// not pass for committed.
 			for i := range results {
-				if b.run[i] && results[i].OK() {
+				if !b.turned[i] || b.run[i] && results[i].OK() {
 					results[i] = groupcommit.Result{Err: err}
 				}
 			}
