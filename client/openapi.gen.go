@@ -1326,6 +1326,9 @@ type N429 = ErrorEnvelope
 // N500 The error envelope: success false, the message, data null.
 type N500 = ErrorEnvelope
 
+// N503 The error envelope: success false, the message, data null.
+type N503 = ErrorEnvelope
+
 // AddBankAccountJSONBody defines parameters for AddBankAccount.
 type AddBankAccountJSONBody struct {
 	AccountHolderAddress *string                           `json:"account_holder_address,omitempty"`
@@ -5339,6 +5342,11 @@ type AddBankAccountResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// AddBankAccountResponse503Headers the declared response headers of an HTTP 503 response for AddBankAccount
+type AddBankAccountResponse503Headers struct {
+	RetryAfter int64
+}
+
 type AddBankAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5367,10 +5375,14 @@ type AddBankAccountResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AddBankAccountResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AddBankAccountResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddBankAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5428,6 +5440,11 @@ func (r AddBankAccountResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddBankAccountResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AddBankAccountResponse) GetBody() []byte {
 	return r.Body
@@ -5472,6 +5489,11 @@ type GetBankAccountResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetBankAccountResponse503Headers the declared response headers of an HTTP 503 response for GetBankAccount
+type GetBankAccountResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetBankAccountResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5496,10 +5518,14 @@ type GetBankAccountResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBankAccountResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetBankAccountResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBankAccountResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5547,6 +5573,11 @@ func (r GetBankAccountResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBankAccountResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r GetBankAccountResponse) GetBody() []byte {
 	return r.Body
@@ -5592,6 +5623,11 @@ type DeleteCardResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// DeleteCardResponse503Headers the declared response headers of an HTTP 503 response for DeleteCard
+type DeleteCardResponse503Headers struct {
+	RetryAfter int64
+}
+
 type DeleteCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5620,10 +5656,14 @@ type DeleteCardResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteCardResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteCardResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5681,6 +5721,11 @@ func (r DeleteCardResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteCardResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r DeleteCardResponse) GetBody() []byte {
 	return r.Body
@@ -5725,6 +5770,11 @@ type GetPayeeRulesResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetPayeeRulesResponse503Headers the declared response headers of an HTTP 503 response for GetPayeeRules
+type GetPayeeRulesResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetPayeeRulesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5747,10 +5797,14 @@ type GetPayeeRulesResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPayeeRulesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPayeeRulesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPayeeRulesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5791,6 +5845,11 @@ func (r GetPayeeRulesResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPayeeRulesResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPayeeRulesResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5837,6 +5896,11 @@ type GetPayeeAddressResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetPayeeAddressResponse503Headers the declared response headers of an HTTP 503 response for GetPayeeAddress
+type GetPayeeAddressResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetPayeeAddressResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5859,10 +5923,14 @@ type GetPayeeAddressResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPayeeAddressResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPayeeAddressResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPayeeAddressResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5903,6 +5971,11 @@ func (r GetPayeeAddressResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPayeeAddressResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPayeeAddressResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -5949,6 +6022,11 @@ type ListPayeeAddressesResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// ListPayeeAddressesResponse503Headers the declared response headers of an HTTP 503 response for ListPayeeAddresses
+type ListPayeeAddressesResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListPayeeAddressesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5971,10 +6049,14 @@ type ListPayeeAddressesResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPayeeAddressesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPayeeAddressesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPayeeAddressesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6015,6 +6097,11 @@ func (r ListPayeeAddressesResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPayeeAddressesResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPayeeAddressesResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6062,6 +6149,11 @@ type AddPayeeBankResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// AddPayeeBankResponse503Headers the declared response headers of an HTTP 503 response for AddPayeeBank
+type AddPayeeBankResponse503Headers struct {
+	RetryAfter int64
+}
+
 type AddPayeeBankResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6090,10 +6182,14 @@ type AddPayeeBankResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *AddPayeeBankResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *AddPayeeBankResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AddPayeeBankResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6151,6 +6247,11 @@ func (r AddPayeeBankResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r AddPayeeBankResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r AddPayeeBankResponse) GetBody() []byte {
 	return r.Body
@@ -6196,6 +6297,11 @@ type DeletePayeeBankResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// DeletePayeeBankResponse503Headers the declared response headers of an HTTP 503 response for DeletePayeeBank
+type DeletePayeeBankResponse503Headers struct {
+	RetryAfter int64
+}
+
 type DeletePayeeBankResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6222,10 +6328,14 @@ type DeletePayeeBankResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeletePayeeBankResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeletePayeeBankResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeletePayeeBankResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6278,6 +6388,11 @@ func (r DeletePayeeBankResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeletePayeeBankResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r DeletePayeeBankResponse) GetBody() []byte {
 	return r.Body
@@ -6322,6 +6437,11 @@ type GetExchangeRatesResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetExchangeRatesResponse503Headers the declared response headers of an HTTP 503 response for GetExchangeRates
+type GetExchangeRatesResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetExchangeRatesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6342,10 +6462,14 @@ type GetExchangeRatesResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetExchangeRatesResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetExchangeRatesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetExchangeRatesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6381,6 +6505,11 @@ func (r GetExchangeRatesResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetExchangeRatesResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetExchangeRatesResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6427,6 +6556,11 @@ type GetEventResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6449,10 +6583,14 @@ type GetEventResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetEventResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetEventResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6493,6 +6631,11 @@ func (r GetEventResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetEventResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6539,6 +6682,11 @@ type ListEventsResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6559,10 +6707,14 @@ type ListEventsResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6598,6 +6750,11 @@ func (r ListEventsResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListEventsResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventsResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -6644,6 +6801,11 @@ type ResendEventResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// ResendEventResponse503Headers the declared response headers of an HTTP 503 response for ResendEvent
+type ResendEventResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ResendEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6670,10 +6832,14 @@ type ResendEventResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ResendEventResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ResendEventResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResendEventResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6726,6 +6892,11 @@ func (r ResendEventResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ResendEventResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r ResendEventResponse) GetBody() []byte {
 	return r.Body
@@ -6771,6 +6942,11 @@ type UpdatePayeeResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// UpdatePayeeResponse503Headers the declared response headers of an HTTP 503 response for UpdatePayee
+type UpdatePayeeResponse503Headers struct {
+	RetryAfter int64
+}
+
 type UpdatePayeeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6799,10 +6975,14 @@ type UpdatePayeeResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *UpdatePayeeResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UpdatePayeeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdatePayeeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6860,6 +7040,11 @@ func (r UpdatePayeeResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdatePayeeResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r UpdatePayeeResponse) GetBody() []byte {
 	return r.Body
@@ -6905,6 +7090,11 @@ type CreateUserResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// CreateUserResponse503Headers the declared response headers of an HTTP 503 response for CreateUser
+type CreateUserResponse503Headers struct {
+	RetryAfter int64
+}
+
 type CreateUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6931,10 +7121,14 @@ type CreateUserResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateUserResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateUserResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6987,6 +7181,11 @@ func (r CreateUserResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateUserResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateUserResponse) GetBody() []byte {
 	return r.Body
@@ -7031,6 +7230,11 @@ type GetUserResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// GetUserResponse503Headers the declared response headers of an HTTP 503 response for GetUser
+type GetUserResponse503Headers struct {
+	RetryAfter int64
+}
+
 type GetUserResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7053,10 +7257,14 @@ type GetUserResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetUserResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetUserResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetUserResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7097,6 +7305,11 @@ func (r GetUserResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetUserResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetUserResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7143,6 +7356,11 @@ type ListUsersResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// ListUsersResponse503Headers the declared response headers of an HTTP 503 response for ListUsers
+type ListUsersResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListUsersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7160,10 +7378,14 @@ type ListUsersResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListUsersResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListUsersResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListUsersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7199,6 +7421,11 @@ func (r ListUsersResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListUsersResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListUsersResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7246,6 +7473,11 @@ type CreateWebhookEndpointResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// CreateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for CreateWebhookEndpoint
+type CreateWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type CreateWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7272,10 +7504,14 @@ type CreateWebhookEndpointResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreateWebhookEndpointResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7328,6 +7564,11 @@ func (r CreateWebhookEndpointResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r CreateWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
@@ -7373,6 +7614,11 @@ type DeleteWebhookEndpointResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// DeleteWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DeleteWebhookEndpoint
+type DeleteWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type DeleteWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7399,10 +7645,14 @@ type DeleteWebhookEndpointResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *DeleteWebhookEndpointResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *DeleteWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7455,6 +7705,11 @@ func (r DeleteWebhookEndpointResponse) GetJSON500() *N500 {
 	return r.JSON500
 }
 
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DeleteWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
 // GetBody returns the raw response body bytes
 func (r DeleteWebhookEndpointResponse) GetBody() []byte {
 	return r.Body
@@ -7499,6 +7754,11 @@ type EnableWebhookEndpointResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// EnableWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
 type EnableWebhookEndpointResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7521,10 +7781,14 @@ type EnableWebhookEndpointResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *EnableWebhookEndpointResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *EnableWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *EnableWebhookEndpointResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7565,6 +7829,11 @@ func (r EnableWebhookEndpointResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r EnableWebhookEndpointResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7611,6 +7880,11 @@ type ListWebhookEndpointsResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// ListWebhookEndpointsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookEndpoints
+type ListWebhookEndpointsResponse503Headers struct {
+	RetryAfter int64
+}
+
 type ListWebhookEndpointsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7629,10 +7903,14 @@ type ListWebhookEndpointsResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWebhookEndpointsResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListWebhookEndpointsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookEndpointsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7663,6 +7941,11 @@ func (r ListWebhookEndpointsResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookEndpointsResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7709,6 +7992,11 @@ type RotateWebhookSecretResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// RotateWebhookSecretResponse503Headers the declared response headers of an HTTP 503 response for RotateWebhookSecret
+type RotateWebhookSecretResponse503Headers struct {
+	RetryAfter int64
+}
+
 type RotateWebhookSecretResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7731,10 +8019,14 @@ type RotateWebhookSecretResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *RotateWebhookSecretResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *RotateWebhookSecretResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RotateWebhookSecretResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7775,6 +8067,11 @@ func (r RotateWebhookSecretResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r RotateWebhookSecretResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RotateWebhookSecretResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -7822,6 +8119,11 @@ type CreatePayeeResponse429Headers struct {
 	RetryAfter         int64
 }
 
+// CreatePayeeResponse503Headers the declared response headers of an HTTP 503 response for CreatePayee
+type CreatePayeeResponse503Headers struct {
+	RetryAfter int64
+}
+
 type CreatePayeeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7848,10 +8150,14 @@ type CreatePayeeResponse struct {
 	JSON429 *N429
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *CreatePayeeResponse200Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePayeeResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePayeeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -7902,6 +8208,11 @@ func (r CreatePayeeResponse) GetJSON429() *N429 {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r CreatePayeeResponse) GetJSON500() *N500 {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreatePayeeResponse) GetJSON503() *N503 {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -8487,6 +8798,13 @@ func ParseAddBankAccountResponse(rsp *http.Response) (*AddBankAccountResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8552,6 +8870,16 @@ func ParseAddBankAccountResponse(rsp *http.Response) (*AddBankAccountResponse, e
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddBankAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8632,6 +8960,13 @@ func ParseGetBankAccountResponse(rsp *http.Response) (*GetBankAccountResponse, e
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8690,6 +9025,16 @@ func ParseGetBankAccountResponse(rsp *http.Response) (*GetBankAccountResponse, e
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBankAccountResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8784,6 +9129,13 @@ func ParseDeleteCardResponse(rsp *http.Response) (*DeleteCardResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8849,6 +9201,16 @@ func ParseDeleteCardResponse(rsp *http.Response) (*DeleteCardResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteCardResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8922,6 +9284,13 @@ func ParseGetPayeeRulesResponse(rsp *http.Response) (*GetPayeeRulesResponse, err
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -8980,6 +9349,16 @@ func ParseGetPayeeRulesResponse(rsp *http.Response) (*GetPayeeRulesResponse, err
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPayeeRulesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9053,6 +9432,13 @@ func ParseGetPayeeAddressResponse(rsp *http.Response) (*GetPayeeAddressResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9111,6 +9497,16 @@ func ParseGetPayeeAddressResponse(rsp *http.Response) (*GetPayeeAddressResponse,
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPayeeAddressResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9184,6 +9580,13 @@ func ParseListPayeeAddressesResponse(rsp *http.Response) (*ListPayeeAddressesRes
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9242,6 +9645,16 @@ func ParseListPayeeAddressesResponse(rsp *http.Response) (*ListPayeeAddressesRes
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPayeeAddressesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9336,6 +9749,13 @@ func ParseAddPayeeBankResponse(rsp *http.Response) (*AddPayeeBankResponse, error
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9401,6 +9821,16 @@ func ParseAddPayeeBankResponse(rsp *http.Response) (*AddPayeeBankResponse, error
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers AddPayeeBankResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9488,6 +9918,13 @@ func ParseDeletePayeeBankResponse(rsp *http.Response) (*DeletePayeeBankResponse,
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9553,6 +9990,16 @@ func ParseDeletePayeeBankResponse(rsp *http.Response) (*DeletePayeeBankResponse,
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeletePayeeBankResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9619,6 +10066,13 @@ func ParseGetExchangeRatesResponse(rsp *http.Response) (*GetExchangeRatesRespons
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9677,6 +10131,16 @@ func ParseGetExchangeRatesResponse(rsp *http.Response) (*GetExchangeRatesRespons
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetExchangeRatesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9750,6 +10214,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9808,6 +10279,16 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9874,6 +10355,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -9932,6 +10420,16 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10019,6 +10517,13 @@ func ParseResendEventResponse(rsp *http.Response) (*ResendEventResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10077,6 +10582,16 @@ func ParseResendEventResponse(rsp *http.Response) (*ResendEventResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ResendEventResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10171,6 +10686,13 @@ func ParseUpdatePayeeResponse(rsp *http.Response) (*UpdatePayeeResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10236,6 +10758,16 @@ func ParseUpdatePayeeResponse(rsp *http.Response) (*UpdatePayeeResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdatePayeeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10323,6 +10855,13 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10388,6 +10927,16 @@ func ParseCreateUserResponse(rsp *http.Response) (*CreateUserResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10461,6 +11010,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10519,6 +11075,16 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetUserResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10587,6 +11153,13 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10645,6 +11218,16 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListUsersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10732,6 +11315,13 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10797,6 +11387,16 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -10884,6 +11484,13 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -10949,6 +11556,16 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DeleteWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11022,6 +11639,13 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11080,6 +11704,16 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers EnableWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11139,6 +11773,13 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11197,6 +11838,16 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11270,6 +11921,13 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11328,6 +11986,16 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -11415,6 +12083,13 @@ func ParseCreatePayeeResponse(rsp *http.Response) (*CreatePayeeResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -11480,6 +12155,16 @@ func ParseCreatePayeeResponse(rsp *http.Response) (*CreatePayeeResponse, error) 
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePayeeResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
