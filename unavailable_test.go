@@ -242,3 +242,27 @@ func (p *proxy) up(t *testing.T) {
 	p.serve(l)
 	p.mu.Unlock()
 }
+
+// TestClientGoneAway: a request whose client went away before its answer is answered 499
+// (nobody reads it), and neither counted nor logged as an internal error.
+func TestClientGoneAway(t *testing.T) {
+	svc := mustOpen(t)
+	platform := mustPlatform(t, svc)
+	h := httpserver.New(svc, nil)
+	for _, req := range []*http.Request{
+		signedRequest(platform, http.MethodPost, "/api/platform/users/create", `{"name":"Ada Lovelace","email":"ada@example.com"}`),
+		signedRequest(platform, http.MethodPost, "/api/platform/users/list", `{"rows_per_page":10,"page_no":1}`),
+	} {
+		ctx, cancel := context.WithCancel(req.Context())
+		cancel()
+		rec := serveRequest(h, req.WithContext(ctx))
+		if rec.Code != 499 {
+			t.Errorf("%s with its client gone: status %d, want 499: %s", req.URL.Path, rec.Code, rec.Body)
+		}
+	}
+	wantErrorCounts(t, h, 0, 0)
+	// And a request whose client stays is answered as ever.
+	if rec := serveRequest(h, signedRequest(platform, http.MethodPost, "/api/platform/users/list", `{"rows_per_page":10,"page_no":1}`)); rec.Code != http.StatusOK {
+		t.Errorf("list: %d %s", rec.Code, rec.Body)
+	}
+}

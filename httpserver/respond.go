@@ -29,6 +29,12 @@ var statusByCode = map[payments.Code]int{
 // one second between tries costs a recovering database little.
 const unavailableRetryAfter = "1"
 
+// statusClientClosedRequest answers a request whose client went away before its answer
+// was ready (nginx's 499): no one reads it, and it is no fault of the server's, so it is
+// neither a 500 nor counted or logged as one; the access log and the request metrics show
+// it under its own status.
+const statusClientClosedRequest = 499
+
 // httpError is an outcome decided by the HTTP layer itself (413, 415, 501).
 type httpError struct {
 	status  int
@@ -73,6 +79,12 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var pe *payments.Error
 	if code == payments.CodeInvalid && errors.As(err, &pe) && len(pe.Fields) > 0 {
 		writeJSON(w, http.StatusUnprocessableEntity, payments.ValidationBody{Detail: pe.Fields})
+		return
+	}
+	if gone := r.Context().Err(); code == payments.CodeInternal && gone != nil && errors.Is(err, gone) {
+		s.log.InfoContext(r.Context(), "client went away", "request_id", requestID(w),
+			"method", r.Method, "path", r.URL.Path, "error", err)
+		writeJSON(w, statusClientClosedRequest, errorEnvelope("Client closed the request.", s.svc.Now()))
 		return
 	}
 	switch code {
