@@ -94,6 +94,10 @@ type pgBatch struct {
 	results     []groupcommit.Result
 	run, turned []bool
 	events      []pgqueries.EmittedEvent
+	// The idempotency records of a batch run in turns, and the expired records of their
+	// keys to delete first, written together at its end (runInTurns).
+	expired []queries.DeleteExpiredIdempotencyKeyParams
+	records []queries.CreateIdempotencyRecordParams
 }
 
 // batchQuerier is the statements of a batch's transaction: RecordEvent keeps the event
@@ -133,7 +137,7 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	}
 	defer tx.Rollback() // after a COMMIT, a no-op; otherwise undoes the batch
 	a := pgqueries.NewAdapter(st.pq.WithTx(tx))
-	b.events = b.events[:0]
+	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
 	q := batchQuerier{Adapter: a, b: b}
 	several := len(b.ops) > 1
 	var sp groupcommit.Savepoints

@@ -26,8 +26,15 @@ import (
 // that calls CreateUserRows therefore takes no lock before it (store.Querier says so):
 // an operation's locks do not hold back the others of its own transaction.
 //
+// The idempotency records the operations store (and the expired records of their keys,
+// which make way) are written together at the batch's end, two statements for all of
+// them, rather than two round trips an operation, each in series with the others (and,
+// after a create, while the platform's counter is locked).
+//
 // Any failure rolls the batch back, to be run again one by one with savepoints
-// (errOpFailed), or whole when the database aborted it (a retryable error).
+// (errOpFailed), or whole when the database aborted it (a retryable error): so a record
+// whose key another instance stored first fails its own operation alone, as
+// CreateIdempotencyRecord would have.
 
 // turns is the state of a batch run in turns. Only one of its goroutines runs at a time:
 // the runner, or the one operation it handed the turn to, which hands it back through
@@ -66,6 +73,32 @@ func (q turnQuerier) CreateUserRows(_ context.Context, u store.NewUserRows) (que
 	q.t.yield <- q.i
 	<-op.resume
 	return op.row, op.err
+}
+
+// DeleteExpiredIdempotencyKey keeps the key for the batch's end (writeIdempotency).
+func (q turnQuerier) DeleteExpiredIdempotencyKey(_ context.Context, p queries.DeleteExpiredIdempotencyKeyParams) error {
+	q.b.expired = append(q.b.expired, p)
+	return nil
+}
+
+// CreateIdempotencyRecord keeps the record for the batch's end (writeIdempotency).
+func (q turnQuerier) CreateIdempotencyRecord(_ context.Context, p queries.CreateIdempotencyRecordParams) error {
+	q.b.records = append(q.b.records, p)
+	return nil
+}
+
+// writeIdempotency writes the idempotency records the operations of b stored, the
+// expired records of their keys deleted first.
+func (b *pgBatch) writeIdempotency(ctx context.Context, a pgqueries.Adapter) error {
+	if len(b.expired) > 0 {
+		if err := a.DeleteExpiredIdempotencyKeys(ctx, b.expired); err != nil {
+			return err
+		}
+	}
+	if len(b.records) > 0 {
+		return a.CreateIdempotencyRecords(ctx, b.records)
+	}
+	return nil
 }
 
 // runInTurns runs the operations of b in turns (see above) and returns how many
@@ -134,6 +167,12 @@ func (st *Store) runInTurns(ctx context.Context, a pgqueries.Adapter, q batchQue
 	}
 	if err != nil {
 		return 0, err
+	}
+	if werr := b.writeIdempotency(ctx, a); werr != nil {
+		if retryable(werr) {
+			return 0, werr
+		}
+		return 0, errOpFailed
 	}
 	for i := range t.ops {
 		if b.run[i] {

@@ -84,6 +84,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.createIdempotencyRecordStmt, err = db.PrepareContext(ctx, createIdempotencyRecord); err != nil {
 		return nil, fmt.Errorf("error preparing query CreateIdempotencyRecord: %w", err)
 	}
+	if q.createIdempotencyRecordsStmt, err = db.PrepareContext(ctx, createIdempotencyRecords); err != nil {
+		return nil, fmt.Errorf("error preparing query CreateIdempotencyRecords: %w", err)
+	}
 	if q.createPayeeStmt, err = db.PrepareContext(ctx, createPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query CreatePayee: %w", err)
 	}
@@ -125,6 +128,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.deleteExpiredIdempotencyKeyStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyKey); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyKey: %w", err)
+	}
+	if q.deleteExpiredIdempotencyKeysStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyKeys); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyKeys: %w", err)
 	}
 	if q.deleteExpiredIdempotencyRecordsStmt, err = db.PrepareContext(ctx, deleteExpiredIdempotencyRecords); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteExpiredIdempotencyRecords: %w", err)
@@ -429,6 +435,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing createIdempotencyRecordStmt: %w", cerr)
 		}
 	}
+	if q.createIdempotencyRecordsStmt != nil {
+		if cerr := q.createIdempotencyRecordsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing createIdempotencyRecordsStmt: %w", cerr)
+		}
+	}
 	if q.createPayeeStmt != nil {
 		if cerr := q.createPayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing createPayeeStmt: %w", cerr)
@@ -497,6 +508,11 @@ func (q *Queries) Close() error {
 	if q.deleteExpiredIdempotencyKeyStmt != nil {
 		if cerr := q.deleteExpiredIdempotencyKeyStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteExpiredIdempotencyKeyStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredIdempotencyKeysStmt != nil {
+		if cerr := q.deleteExpiredIdempotencyKeysStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredIdempotencyKeysStmt: %w", cerr)
 		}
 	}
 	if q.deleteExpiredIdempotencyRecordsStmt != nil {
@@ -888,6 +904,7 @@ type Queries struct {
 	createCardStmt                      *sql.Stmt
 	createEventStmt                     *sql.Stmt
 	createIdempotencyRecordStmt         *sql.Stmt
+	createIdempotencyRecordsStmt        *sql.Stmt
 	createPayeeStmt                     *sql.Stmt
 	createPayeeAddressStmt              *sql.Stmt
 	createPayeeBankStmt                 *sql.Stmt
@@ -902,6 +919,7 @@ type Queries struct {
 	currentExchangeRatesStmt            *sql.Stmt
 	currentRuleSetStmt                  *sql.Stmt
 	deleteExpiredIdempotencyKeyStmt     *sql.Stmt
+	deleteExpiredIdempotencyKeysStmt    *sql.Stmt
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	deleteWebhookEndpointStmt           *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
@@ -994,6 +1012,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		createCardStmt:                      q.createCardStmt,
 		createEventStmt:                     q.createEventStmt,
 		createIdempotencyRecordStmt:         q.createIdempotencyRecordStmt,
+		createIdempotencyRecordsStmt:        q.createIdempotencyRecordsStmt,
 		createPayeeStmt:                     q.createPayeeStmt,
 		createPayeeAddressStmt:              q.createPayeeAddressStmt,
 		createPayeeBankStmt:                 q.createPayeeBankStmt,
@@ -1008,6 +1027,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		currentExchangeRatesStmt:            q.currentExchangeRatesStmt,
 		currentRuleSetStmt:                  q.currentRuleSetStmt,
 		deleteExpiredIdempotencyKeyStmt:     q.deleteExpiredIdempotencyKeyStmt,
+		deleteExpiredIdempotencyKeysStmt:    q.deleteExpiredIdempotencyKeysStmt,
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,

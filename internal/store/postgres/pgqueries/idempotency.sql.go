@@ -7,6 +7,7 @@ package pgqueries
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const createIdempotencyRecord = `-- name: CreateIdempotencyRecord :exec
@@ -41,6 +42,24 @@ func (q *Queries) CreateIdempotencyRecord(ctx context.Context, arg CreateIdempot
 	return err
 }
 
+const createIdempotencyRecords = `-- name: CreateIdempotencyRecords :exec
+INSERT INTO idempotency_keys (id, scope, key, fingerprint, error_code, error_message, status, outcome_sealed, created_at)
+SELECT r.id, r.scope, r.key, decode(r.fingerprint, 'base64'), r.error_code, r.error_message, r.status,
+    r.outcome_sealed, r.created_at
+FROM jsonb_to_recordset($1::jsonb) AS r (
+    id text, scope text, key text, fingerprint text, error_code text, error_message text, status bigint,
+    outcome_sealed text, created_at text
+)
+`
+
+// PostgreSQL only: CreateIdempotencyRecord for many records in one statement (a batch's,
+// written together at its end). The records are a JSON array of objects with the
+// columns' names, the fingerprint in base64.
+func (q *Queries) CreateIdempotencyRecords(ctx context.Context, records json.RawMessage) error {
+	_, err := q.exec(ctx, q.createIdempotencyRecordsStmt, createIdempotencyRecords, records)
+	return err
+}
+
 const deleteExpiredIdempotencyKey = `-- name: DeleteExpiredIdempotencyKey :exec
 DELETE FROM idempotency_keys
 WHERE scope = $1 AND key = $2 AND created_at <= $3
@@ -54,6 +73,20 @@ type DeleteExpiredIdempotencyKeyParams struct {
 
 func (q *Queries) DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error {
 	_, err := q.exec(ctx, q.deleteExpiredIdempotencyKeyStmt, deleteExpiredIdempotencyKey, arg.Scope, arg.Key, arg.NotAfter)
+	return err
+}
+
+const deleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :exec
+DELETE FROM idempotency_keys k
+USING jsonb_to_recordset($1::jsonb) AS d (scope text, key text, not_after text)
+WHERE k.scope = d.scope AND k.key = d.key AND k.created_at <= d.not_after
+`
+
+// PostgreSQL only: DeleteExpiredIdempotencyKey for many keys in one statement (a batch's,
+// written together at its end). The keys are a JSON array of objects {scope, key,
+// not_after}.
+func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context, keys json.RawMessage) error {
+	_, err := q.exec(ctx, q.deleteExpiredIdempotencyKeysStmt, deleteExpiredIdempotencyKeys, keys)
 	return err
 }
 

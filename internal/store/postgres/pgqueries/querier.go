@@ -40,6 +40,10 @@ type Querier interface {
 	// Events, as queries/events.sql.
 	CreateEvent(ctx context.Context, arg CreateEventParams) error
 	CreateIdempotencyRecord(ctx context.Context, arg CreateIdempotencyRecordParams) error
+	// PostgreSQL only: CreateIdempotencyRecord for many records in one statement (a batch's,
+	// written together at its end). The records are a JSON array of objects with the
+	// columns' names, the fingerprint in base64.
+	CreateIdempotencyRecords(ctx context.Context, records json.RawMessage) error
 	CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error)
 	CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error)
 	CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error
@@ -71,6 +75,10 @@ type Querier interface {
 	CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]ExchangeRate, error)
 	CurrentRuleSet(ctx context.Context) (int64, error)
 	DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error
+	// PostgreSQL only: DeleteExpiredIdempotencyKey for many keys in one statement (a batch's,
+	// written together at its end). The keys are a JSON array of objects {scope, key,
+	// not_after}.
+	DeleteExpiredIdempotencyKeys(ctx context.Context, keys json.RawMessage) error
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
