@@ -55,14 +55,14 @@ func (p *Proxy) serve(l net.Listener) {
 			}
 			s, err := net.Dial("tcp", p.target)
 			if err != nil {
-				c.Close()
+				_ = c.Close()
 				continue
 			}
 			p.mu.Lock()
 			p.conns[c], p.conns[s] = true, true
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(s, c); s.Close() }()
-			go func() { _, _ = io.Copy(c, s); c.Close() }()
+			go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
+			go func() { _, _ = io.Copy(c, s); _ = c.Close() }()
 		}
 	}()
 }
@@ -71,11 +71,11 @@ func (p *Proxy) serve(l net.Listener) {
 func (p *Proxy) Down() {
 	p.mu.Lock()
 	if p.l != nil {
-		p.l.Close()
+		_ = p.l.Close()
 		p.l = nil
 	}
 	for c := range p.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	clear(p.conns)
 	p.mu.Unlock()
