@@ -32,7 +32,7 @@ const queriesPath = "github.com/platform-payments/payments/queries"
 // pgDir (package pgqueries).
 func Generate(queriesDir, pgDir string) ([]byte, error) {
 	fset := token.NewFileSet()
-	imp := importer.Default()
+	imp := importer.ForCompiler(fset, "source", nil) // pgqueries imports pgx: type-checked from source
 	q, err := load(fset, imp, queriesDir, queriesPath)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,6 @@ package pgqueries
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/platform-payments/payments/queries"
 )
@@ -99,8 +98,9 @@ type Adapter struct{ Q *Queries }
 // NewAdapter returns q as a queries.Querier.
 func NewAdapter(q *Queries) Adapter { return Adapter{Q: q} }
 
-// WithTx returns the adapter over q's statements run in tx.
-func (a Adapter) WithTx(tx *sql.Tx) Adapter { return Adapter{Q: a.Q.WithTx(tx)} }
+// Over returns the adapter over statements run on db: a transaction, a pool, or a
+// batch's pipeline.
+func Over(db DBTX) Adapter { return Adapter{Q: New(db)} }
 
 var _ queries.Querier = Adapter{}
 `, strings.Join(extras, ", "))

@@ -3,11 +3,14 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -131,12 +134,12 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
-	tx, err := st.db.BeginTx(ctx, nil)
+	tx, err := st.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
-	defer tx.Rollback() // after a COMMIT, a no-op; otherwise undoes the batch
-	a := pgqueries.NewAdapter(st.pq.WithTx(tx))
+	defer rollback(tx) // after a COMMIT, a no-op; otherwise undoes the batch
+	a := pgqueries.Over(tx)
 	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
 	q := batchQuerier{Adapter: a, b: b}
 	several := len(b.ops) > 1
@@ -166,11 +169,11 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		return err
 	}
 	if hook := st.beforeCommit.Load(); hook != nil {
-		if err := (*hook)(ctx, tx); err != nil {
+		if err := (*hook)(ctx, execer{tx}); err != nil {
 			return fmt.Errorf("payments: commit: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("payments: commit: %w", err)
 	}
 	st.commit.Committed(kept)
@@ -225,15 +228,26 @@ func (b *pgBatch) take(i int) bool {
 }
 
 // savepoints are the savepoint statements of one batch's transaction.
-type savepoints struct{ tx *sql.Tx }
+type savepoints struct{ tx pgx.Tx }
 
 func (s savepoints) Savepoint(ctx context.Context) error  { return s.exec(ctx, "SAVEPOINT op") }
 func (s savepoints) RollbackTo(ctx context.Context) error { return s.exec(ctx, "ROLLBACK TO op") }
 func (s savepoints) Release(ctx context.Context) error    { return s.exec(ctx, "RELEASE op") }
 
 func (s savepoints) exec(ctx context.Context, stmt string) error {
-	_, err := s.tx.ExecContext(ctx, stmt)
+	_, err := s.tx.Exec(ctx, stmt)
 	return err
+}
+
+// execer is a transaction as groupcommit.Execer, for a BeforeCommit hook.
+type execer struct{ tx pgx.Tx }
+
+func (x execer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	tag, err := x.tx.Exec(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return driver.RowsAffected(tag.RowsAffected()), nil
 }
 
 // WritesWaiting is the number of write operations waiting to be taken into a batch: for

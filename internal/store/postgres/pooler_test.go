@@ -12,32 +12,6 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// The DSN's default_query_exec_mode, as pgx parses it, decides whether the store names
-// its statements: only pgx's default (cache_statement) does.
-func TestNamedStatements(t *testing.T) {
-	for _, tt := range []struct {
-		dsn   string
-		named bool
-	}{
-		{"postgres://u@db.internal/payments", true},
-		{"postgres://u@db.internal/payments?sslmode=disable&default_query_exec_mode=cache_statement", true},
-		{"postgres://u@db.internal/payments?default_query_exec_mode=cache_describe", false},
-		{"postgresql://u@db.internal:6432/payments?sslmode=require&default_query_exec_mode=exec", false},
-		{"postgres://u@db.internal/payments?default_query_exec_mode=simple_protocol", false},
-		{"postgres://u@db.internal/payments?default_query_exec_mode=describe_exec", false},
-		// Not a mode, whatever the string says.
-		{"postgres://u@db.internal/payments?application_name=default_query_exec_mode%3Dexec", true},
-	} {
-		named, err := namedStatements(tt.dsn)
-		if err != nil || named != tt.named {
-			t.Errorf("namedStatements(%s) = %v, %v; want %v", tt.dsn, named, err, tt.named)
-		}
-	}
-	if _, err := namedStatements("postgres://u@db.internal/payments?default_query_exec_mode=fast"); err == nil {
-		t.Error("namedStatements with an unknown mode: no error")
-	}
-}
-
 // Open refuses a DSN pgx cannot parse before it connects, without the password.
 func TestOpen_BadMode(t *testing.T) {
 	_, err := Open(context.Background(), "postgres://u:hunter2@127.0.0.1:1/payments?default_query_exec_mode=fast", store.Config{})
@@ -104,7 +78,7 @@ func TestNoNamedStatements(t *testing.T) {
 			}
 
 			var n int
-			if err := st.db.QueryRowContext(ctx, "SELECT count(*) FROM pg_prepared_statements").Scan(&n); err != nil {
+			if err := st.pool.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_statements").Scan(&n); err != nil {
 				t.Fatal(err)
 			}
 			if named := mode == "cache_statement"; named && n == 0 {

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"path"
 	"runtime"
@@ -22,8 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -33,10 +35,10 @@ import (
 // Store is a store on a PostgreSQL database, in the first schema of its connections' search_path
 // that exists (named in the DSN, or set on the server for the role behind a pooler).
 type Store struct {
-	db *sql.DB
-	// pq is the pool's statements (prepared unless the DSN says otherwise: Open),
-	// readQ the same behind store.Querier.
-	pq    *pgqueries.Queries
+	// pool is pgx's own pool, not database/sql's: a batch sends its operations'
+	// statements together (pgx.Batch), which database/sql cannot. readQ is the
+	// pool's statements behind store.Querier.
+	pool  *pgxpool.Pool
 	readQ pgqueries.Adapter
 	// commit runs every write operation, in batches (committer.go); beforeCommit is
 	// its tests' hook.
@@ -44,9 +46,8 @@ type Store struct {
 	beforeCommit beforeCommitHook
 	// deliveriesDue is Config.DeliveriesDue.
 	deliveriesDue func()
-	// txs counts the read transactions under way, which close waits for before
-	// it closes the prepared statements they use: database/sql re-prepares a closed
-	// statement in a transaction, and its Commit can then hang. mu guards closed.
+	// txs counts the read transactions under way, which close waits for before it
+	// closes the pool. mu guards closed.
 	txs    sync.WaitGroup
 	mu     sync.RWMutex
 	closed bool
@@ -104,49 +105,41 @@ func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 // Open opens the PostgreSQL database dsn names. The migrations (with cfg's Setup and
 // Steps in their transaction) run holding the set-up lock of the schema, and so does
 // each write cfg.Opened makes, so that instances starting together do them once. The
-// store prepares its statements on every connection of the pool when the DSN leaves
-// pgx's exec mode at its default, and uses none when it names another
-// (default_query_exec_mode=cache_describe, as behind PgBouncer in transaction mode).
+// statements run as pgx's exec mode in the DSN says: by default each connection
+// prepares a statement the first time it runs it, and keeps it; behind PgBouncer in
+// transaction mode the DSN names a mode that prepares none
+// (default_query_exec_mode=cache_describe).
 func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err error) {
-	prepare, err := namedStatements(dsn)
+	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	db, err := sql.Open("pgx", dsn)
+	conns := cfg.MaxConns
+	if conns <= 0 {
+		conns = DefaultMaxConns()
+	}
+	pcfg.MaxConns = int32(min(conns, math.MaxInt32)) // #nosec G115 -- bounded
+	pcfg.MaxConnIdleTime = 5 * time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	st := &Store{db: db, deliveriesDue: cfg.DeliveriesDue}
+	st := &Store{pool: pool, readQ: pgqueries.Over(pool), deliveriesDue: cfg.DeliveriesDue}
+	// Half the pool runs batches side by side; the rest serves reads.
+	st.commit = groupcommit.New(maxBatch, conns/2, st.runBatch)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())
 		}
 	}()
-	conns := cfg.MaxConns
-	if conns <= 0 {
-		conns = DefaultMaxConns()
-	}
-	// Half the pool runs batches side by side; the rest serves reads.
-	st.commit = groupcommit.New(maxBatch, conns/2, st.runBatch)
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	db.SetConnMaxIdleTime(5 * time.Minute)
 
-	key, err := setupKey(ctx, db)
+	key, err := setupKey(ctx, pool)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	if err := migrate(ctx, db, key, cfg); err != nil {
+	if err := migrate(ctx, pool, key, cfg); err != nil {
 		return nil, fmt.Errorf("payments: migrate %s: %w", Redact(dsn), err)
 	}
-	if prepare {
-		if st.pq, err = pgqueries.Prepare(ctx, db); err != nil {
-			return nil, fmt.Errorf("payments: prepare: %w", err)
-		}
-	} else {
-		st.pq = pgqueries.New(db)
-	}
-	st.readQ = pgqueries.NewAdapter(st.pq)
 	st.commit.Start()
 	if cfg.Opened != nil {
 		if err := cfg.Opened(ctx, setupStore{Store: st, key: key}); err != nil {
@@ -159,18 +152,22 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 // migrate applies, in one transaction holding the set-up lock (key), the embedded
 // migrations newer than the schema's version and their Go steps, then runs cfg.Setup in
 // that same transaction.
-func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error {
+func migrate(ctx context.Context, pool *pgxpool.Pool, key int64, cfg store.Config) error {
 	names, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
 		return err
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: cfg.ReadOnly})
+	opts := pgx.TxOptions{}
+	if cfg.ReadOnly {
+		opts.AccessMode = pgx.ReadOnly
+	}
+	tx, err := pool.BeginTx(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	q := pgqueries.NewAdapter(pgqueries.New(tx))
+	defer rollback(tx)
+	q := pgqueries.Over(tx)
 	if cfg.ReadOnly {
 		return readOnlySetup(ctx, tx, q, len(names), cfg)
 	}
@@ -185,13 +182,13 @@ func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error
 		setUp = true
 		return cfg.Setup(ctx, q)
 	}
-	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)"); err != nil {
+	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)"); err != nil {
 		return err
 	}
 	var version int
-	switch err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&version); {
+	switch err := tx.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&version); {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := tx.ExecContext(ctx, "INSERT INTO schema_version (version) VALUES (0)"); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES (0)"); err != nil {
 			return err
 		}
 	case err != nil:
@@ -209,7 +206,7 @@ func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		if _, err := tx.Exec(ctx, string(body)); err != nil {
 			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
 		if step := cfg.Steps[strings.TrimPrefix(f.Name(), prefix)]; step != nil {
@@ -221,21 +218,24 @@ func migrate(ctx context.Context, db *sql.DB, key int64, cfg store.Config) error
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE schema_version SET version = $1", len(names)); err != nil {
+	if _, err := tx.Exec(ctx, "UPDATE schema_version SET version = $1", len(names)); err != nil {
 		return err
 	}
 	if err := setup(); err != nil {
 		return err
 	}
-	return tx.Commit()
+	return tx.Commit(ctx)
 }
+
+// rollback ends tx, after its COMMIT a no-op (for a defer).
+func rollback(tx pgx.Tx) { _ = tx.Rollback(context.Background()) }
 
 // readOnlySetup is migrate for a read-only store, in tx, a READ ONLY transaction the
 // caller rolls back: a schema of this program's version has nothing to migrate, and
 // cfg.Setup runs in tx.
-func readOnlySetup(ctx context.Context, tx *sql.Tx, q store.Querier, migrations int, cfg store.Config) error {
+func readOnlySetup(ctx context.Context, tx pgx.Tx, q store.Querier, migrations int, cfg store.Config) error {
 	var exists bool
-	if err := tx.QueryRowContext(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
+	if err := tx.QueryRow(ctx, "SELECT to_regclass('schema_version') IS NOT NULL").Scan(&exists); err != nil {
 		return err
 	}
 	if !exists {
@@ -243,7 +243,7 @@ func readOnlySetup(ctx context.Context, tx *sql.Tx, q store.Querier, migrations 
 			"(the first command that writes creates it)")
 	}
 	var version int
-	switch err := tx.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&version); {
+	switch err := tx.QueryRow(ctx, "SELECT version FROM schema_version").Scan(&version); {
 	case errors.Is(err, sql.ErrNoRows): // made, and nothing migrated yet
 	case err != nil:
 		return err
@@ -282,19 +282,16 @@ func KeyFile(dsn string) string {
 	return "postgres-" + name + ".key"
 }
 
-// Close lets the batch and the reads under way end, then closes the prepared statements
-// and the pool; later operations fail. Safe to call again.
+// Close lets the batch and the reads under way end, then closes the pool; later
+// operations fail. Safe to call again.
 func (st *Store) Close() error {
 	st.commit.Stop()
 	st.mu.Lock()
 	st.closed = true
 	st.mu.Unlock()
 	st.txs.Wait()
-	var errs []error
-	if st.pq != nil {
-		errs = append(errs, st.pq.Close()) // closing twice is a no-op
-	}
-	return errors.Join(append(errs, st.db.Close())...)
+	st.pool.Close() // closing twice is a no-op
+	return nil
 }
 
 // retryable reports whether err is PostgreSQL aborting a transaction that would succeed
@@ -310,15 +307,15 @@ func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error
 		return store.ErrClosed
 	}
 	defer st.txs.Done()
-	tx, err := st.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	tx, err := st.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
-	defer tx.Rollback()
-	if err := fn(pgqueries.NewAdapter(st.pq.WithTx(tx))); err != nil {
+	defer rollback(tx)
+	if err := fn(pgqueries.Over(tx)); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
+	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("payments: commit: %w", err)
 	}
 	return nil
@@ -354,12 +351,20 @@ func (st *Store) Backup(context.Context, string) error { return store.ErrUnsuppo
 // Ping runs a trivial query on the pool.
 func (st *Store) Ping(ctx context.Context) error {
 	var one int
-	return st.db.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	return st.pool.QueryRow(ctx, "SELECT 1").Scan(&one)
 }
 
 // Stats reports the pool, and the committer's batches.
 func (st *Store) Stats() store.Stats {
-	out := store.Stats{Pools: map[string]sql.DBStats{"postgres": st.db.Stats()}}
+	p := st.pool.Stat()
+	out := store.Stats{Pools: map[string]sql.DBStats{"postgres": {
+		MaxOpenConnections: int(p.MaxConns()),
+		OpenConnections:    int(p.TotalConns()),
+		InUse:              int(p.AcquiredConns()),
+		Idle:               int(p.IdleConns()),
+		WaitCount:          p.EmptyAcquireCount(),
+		WaitDuration:       p.EmptyAcquireWaitTime(),
+	}}}
 	st.commit.Stats(&out)
 	return out
 }

@@ -2,9 +2,10 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/platform-payments/payments/internal/store"
 )
@@ -23,15 +24,15 @@ const setupKeySQL = "SELECT hashtext(current_schema() || '.payments setup')"
 
 // setupKey returns the set-up lock's key for the schema db's connections use: the first
 // of their search_path that exists, where the tables go.
-func setupKey(ctx context.Context, db *sql.DB) (int64, error) {
-	var key sql.NullInt64
-	if err := db.QueryRowContext(ctx, setupKeySQL).Scan(&key); err != nil {
+func setupKey(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
+	var key *int64
+	if err := pool.QueryRow(ctx, setupKeySQL).Scan(&key); err != nil {
 		return 0, err
 	}
-	if !key.Valid {
+	if key == nil {
 		return 0, errors.New("no schema to put the tables in: no schema of the search_path exists (CREATE SCHEMA first)")
 	}
-	return key.Int64, nil
+	return *key, nil
 }
 
 // lockSetup takes the set-up lock in the transaction of q, the statements of one write

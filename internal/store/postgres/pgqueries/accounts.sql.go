@@ -14,7 +14,7 @@ UPDATE bank_accounts SET is_default = 0 WHERE user_id = $1 AND is_default = 1
 `
 
 func (q *Queries) ClearDefaultAccount(ctx context.Context, userID string) error {
-	_, err := q.exec(ctx, q.clearDefaultAccountStmt, clearDefaultAccount, userID)
+	_, err := q.db.Exec(ctx, clearDefaultAccount, userID)
 	return err
 }
 
@@ -55,7 +55,7 @@ type CreateBankAccountParams struct {
 // The row comes back as stored: balance and verification state are the table's defaults,
 // the account number sealed.
 func (q *Queries) CreateBankAccount(ctx context.Context, arg CreateBankAccountParams) (BankAccount, error) {
-	row := q.queryRow(ctx, q.createBankAccountStmt, createBankAccount,
+	row := q.db.QueryRow(ctx, createBankAccount,
 		arg.ID,
 		arg.UserID,
 		arg.NickName,
@@ -127,7 +127,7 @@ type GetPlatformBankAccountRow struct {
 }
 
 func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error) {
-	row := q.queryRow(ctx, q.getPlatformBankAccountStmt, getPlatformBankAccount, arg.ID, arg.PlatformID)
+	row := q.db.QueryRow(ctx, getPlatformBankAccount, arg.ID, arg.PlatformID)
 	var i GetPlatformBankAccountRow
 	err := row.Scan(
 		&i.BankAccount.ID,
@@ -165,7 +165,7 @@ SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default = 1
 `
 
 func (q *Queries) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {
-	row := q.queryRow(ctx, q.userHasDefaultAccountStmt, userHasDefaultAccount, userID)
+	row := q.db.QueryRow(ctx, userHasDefaultAccount, userID)
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err

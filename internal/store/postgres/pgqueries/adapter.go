@@ -4,7 +4,6 @@ package pgqueries
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/platform-payments/payments/queries"
 )
@@ -19,8 +18,9 @@ type Adapter struct{ Q *Queries }
 // NewAdapter returns q as a queries.Querier.
 func NewAdapter(q *Queries) Adapter { return Adapter{Q: q} }
 
-// WithTx returns the adapter over q's statements run in tx.
-func (a Adapter) WithTx(tx *sql.Tx) Adapter { return Adapter{Q: a.Q.WithTx(tx)} }
+// Over returns the adapter over statements run on db: a transaction, a pool, or a
+// batch's pipeline.
+func Over(db DBTX) Adapter { return Adapter{Q: New(db)} }
 
 var _ queries.Querier = Adapter{}
 

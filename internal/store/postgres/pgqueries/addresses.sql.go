@@ -37,7 +37,7 @@ type CreatePayeeAddressParams struct {
 }
 
 func (q *Queries) CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error) {
-	row := q.queryRow(ctx, q.createPayeeAddressStmt, createPayeeAddress,
+	row := q.db.QueryRow(ctx, createPayeeAddress,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -90,7 +90,7 @@ type GetPayeeAddressParams struct {
 }
 
 func (q *Queries) GetPayeeAddress(ctx context.Context, arg GetPayeeAddressParams) (PayeeAddress, error) {
-	row := q.queryRow(ctx, q.getPayeeAddressStmt, getPayeeAddress, arg.ID, arg.UserID)
+	row := q.db.QueryRow(ctx, getPayeeAddress, arg.ID, arg.UserID)
 	var i PayeeAddress
 	err := row.Scan(
 		&i.ID,
@@ -131,7 +131,7 @@ type ListPayeeAddressesParams struct {
 // SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 // so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 func (q *Queries) ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error) {
-	rows, err := q.query(ctx, q.listPayeeAddressesStmt, listPayeeAddresses, arg.UserID, arg.PayeeID)
+	rows, err := q.db.Query(ctx, listPayeeAddresses, arg.UserID, arg.PayeeID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,9 +162,6 @@ func (q *Queries) ListPayeeAddresses(ctx context.Context, arg ListPayeeAddresses
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ type CreateCardParams struct {
 }
 
 func (q *Queries) CreateCard(ctx context.Context, arg CreateCardParams) error {
-	_, err := q.exec(ctx, q.createCardStmt, createCard,
+	_, err := q.db.Exec(ctx, createCard,
 		arg.ID,
 		arg.UserID,
 		arg.Brand,
@@ -50,9 +50,9 @@ type SoftDeleteCardParams struct {
 }
 
 func (q *Queries) SoftDeleteCard(ctx context.Context, arg SoftDeleteCardParams) (int64, error) {
-	result, err := q.exec(ctx, q.softDeleteCardStmt, softDeleteCard, arg.DeletedAt, arg.ID, arg.UserID)
+	result, err := q.db.Exec(ctx, softDeleteCard, arg.DeletedAt, arg.ID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }

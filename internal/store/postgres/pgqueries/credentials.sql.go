@@ -22,7 +22,7 @@ type CreateAPICredentialParams struct {
 }
 
 func (q *Queries) CreateAPICredential(ctx context.Context, arg CreateAPICredentialParams) error {
-	_, err := q.exec(ctx, q.createAPICredentialStmt, createAPICredential,
+	_, err := q.db.Exec(ctx, createAPICredential,
 		arg.ApiKey,
 		arg.UserID,
 		arg.SecretHash,
@@ -48,7 +48,7 @@ type GetAPICredentialRow struct {
 }
 
 func (q *Queries) GetAPICredential(ctx context.Context, apiKey string) (GetAPICredentialRow, error) {
-	row := q.queryRow(ctx, q.getAPICredentialStmt, getAPICredential, apiKey)
+	row := q.db.QueryRow(ctx, getAPICredential, apiKey)
 	var i GetAPICredentialRow
 	err := row.Scan(
 		&i.ApiKey,

@@ -7,7 +7,6 @@ package pgqueries
 
 import (
 	"context"
-	"encoding/json"
 )
 
 const createEvent = `-- name: CreateEvent :exec
@@ -25,7 +24,7 @@ type CreateEventParams struct {
 
 // Events, as queries/events.sql.
 func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error {
-	_, err := q.exec(ctx, q.createEventStmt, createEvent,
+	_, err := q.db.Exec(ctx, createEvent,
 		arg.ID,
 		arg.PlatformID,
 		arg.Type,
@@ -54,12 +53,12 @@ WHERE e.status = 'enabled' AND e.deleted_at IS NULL
 // one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
 // array of objects {id, platform_id, type, created_at, payload}. It returns the count of
 // deliveries written.
-func (q *Queries) EmitEvents(ctx context.Context, events json.RawMessage) (int64, error) {
-	result, err := q.exec(ctx, q.emitEventsStmt, emitEvents, events)
+func (q *Queries) EmitEvents(ctx context.Context, events []byte) (int64, error) {
+	result, err := q.db.Exec(ctx, emitEvents, events)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const fanOutEvent = `-- name: FanOutEvent :execrows
@@ -79,7 +78,7 @@ type FanOutEventParams struct {
 }
 
 func (q *Queries) FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error) {
-	result, err := q.exec(ctx, q.fanOutEventStmt, fanOutEvent,
+	result, err := q.db.Exec(ctx, fanOutEvent,
 		arg.EventID,
 		arg.DueAt,
 		arg.PlatformID,
@@ -88,7 +87,7 @@ func (q *Queries) FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const getEventPayload = `-- name: GetEventPayload :one
@@ -96,7 +95,7 @@ SELECT payload FROM events WHERE id = $1
 `
 
 func (q *Queries) GetEventPayload(ctx context.Context, id string) (string, error) {
-	row := q.queryRow(ctx, q.getEventPayloadStmt, getEventPayload, id)
+	row := q.db.QueryRow(ctx, getEventPayload, id)
 	var payload string
 	err := row.Scan(&payload)
 	return payload, err
@@ -112,7 +111,7 @@ type GetPlatformEventParams struct {
 }
 
 func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (Event, error) {
-	row := q.queryRow(ctx, q.getPlatformEventStmt, getPlatformEvent, arg.ID, arg.PlatformID)
+	row := q.db.QueryRow(ctx, getPlatformEvent, arg.ID, arg.PlatformID)
 	var i Event
 	err := row.Scan(
 		&i.RowID,
@@ -146,7 +145,7 @@ type ListEventAttemptsRow struct {
 
 // The attempts of webhook_attempts and the deliveries' successes, oldest first.
 func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error) {
-	rows, err := q.query(ctx, q.listEventAttemptsStmt, listEventAttempts, eventID)
+	rows, err := q.db.Query(ctx, listEventAttempts, eventID)
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +165,6 @@ func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]List
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -192,7 +188,7 @@ type ListEventsParams struct {
 }
 
 func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
-	rows, err := q.query(ctx, q.listEventsStmt, listEvents,
+	rows, err := q.db.Query(ctx, listEvents,
 		arg.PlatformID,
 		arg.AfterID,
 		arg.Type,
@@ -217,9 +213,6 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		}
 		items = append(items, i)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
@@ -239,11 +232,11 @@ type PruneAttemptsParams struct {
 // The three prune statements take the same events (ordered by time, then id), deleting
 // what refers to an event before the event.
 func (q *Queries) PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error) {
-	result, err := q.exec(ctx, q.pruneAttemptsStmt, pruneAttempts, arg.Before, arg.Batch)
+	result, err := q.db.Exec(ctx, pruneAttempts, arg.Before, arg.Batch)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const pruneDeliveries = `-- name: PruneDeliveries :execrows
@@ -257,11 +250,11 @@ type PruneDeliveriesParams struct {
 }
 
 func (q *Queries) PruneDeliveries(ctx context.Context, arg PruneDeliveriesParams) (int64, error) {
-	result, err := q.exec(ctx, q.pruneDeliveriesStmt, pruneDeliveries, arg.Before, arg.Batch)
+	result, err := q.db.Exec(ctx, pruneDeliveries, arg.Before, arg.Batch)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const pruneEvents = `-- name: PruneEvents :execrows
@@ -275,11 +268,11 @@ type PruneEventsParams struct {
 }
 
 func (q *Queries) PruneEvents(ctx context.Context, arg PruneEventsParams) (int64, error) {
-	result, err := q.exec(ctx, q.pruneEventsStmt, pruneEvents, arg.Before, arg.Batch)
+	result, err := q.db.Exec(ctx, pruneEvents, arg.Before, arg.Batch)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const subscribedPlatforms = `-- name: SubscribedPlatforms :many
@@ -298,7 +291,7 @@ type SubscribedPlatformsRow struct {
 }
 
 func (q *Queries) SubscribedPlatforms(ctx context.Context, type_ string) ([]SubscribedPlatformsRow, error) {
-	rows, err := q.query(ctx, q.subscribedPlatformsStmt, subscribedPlatforms, type_)
+	rows, err := q.db.Query(ctx, subscribedPlatforms, type_)
 	if err != nil {
 		return nil, err
 	}
@@ -310,9 +303,6 @@ func (q *Queries) SubscribedPlatforms(ctx context.Context, type_ string) ([]Subs
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

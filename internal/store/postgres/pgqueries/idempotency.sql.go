@@ -7,7 +7,6 @@ package pgqueries
 
 import (
 	"context"
-	"encoding/json"
 )
 
 const createIdempotencyRecord = `-- name: CreateIdempotencyRecord :exec
@@ -28,7 +27,7 @@ type CreateIdempotencyRecordParams struct {
 }
 
 func (q *Queries) CreateIdempotencyRecord(ctx context.Context, arg CreateIdempotencyRecordParams) error {
-	_, err := q.exec(ctx, q.createIdempotencyRecordStmt, createIdempotencyRecord,
+	_, err := q.db.Exec(ctx, createIdempotencyRecord,
 		arg.ID,
 		arg.Scope,
 		arg.Key,
@@ -55,8 +54,8 @@ FROM jsonb_to_recordset($1::jsonb) AS r (
 // PostgreSQL only: CreateIdempotencyRecord for many records in one statement (a batch's,
 // written together at its end). The records are a JSON array of objects with the
 // columns' names, the fingerprint in base64.
-func (q *Queries) CreateIdempotencyRecords(ctx context.Context, records json.RawMessage) error {
-	_, err := q.exec(ctx, q.createIdempotencyRecordsStmt, createIdempotencyRecords, records)
+func (q *Queries) CreateIdempotencyRecords(ctx context.Context, records []byte) error {
+	_, err := q.db.Exec(ctx, createIdempotencyRecords, records)
 	return err
 }
 
@@ -72,7 +71,7 @@ type DeleteExpiredIdempotencyKeyParams struct {
 }
 
 func (q *Queries) DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error {
-	_, err := q.exec(ctx, q.deleteExpiredIdempotencyKeyStmt, deleteExpiredIdempotencyKey, arg.Scope, arg.Key, arg.NotAfter)
+	_, err := q.db.Exec(ctx, deleteExpiredIdempotencyKey, arg.Scope, arg.Key, arg.NotAfter)
 	return err
 }
 
@@ -85,8 +84,8 @@ WHERE k.scope = d.scope AND k.key = d.key AND k.created_at <= d.not_after
 // PostgreSQL only: DeleteExpiredIdempotencyKey for many keys in one statement (a batch's,
 // written together at its end). The keys are a JSON array of objects {scope, key,
 // not_after}.
-func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context, keys json.RawMessage) error {
-	_, err := q.exec(ctx, q.deleteExpiredIdempotencyKeysStmt, deleteExpiredIdempotencyKeys, keys)
+func (q *Queries) DeleteExpiredIdempotencyKeys(ctx context.Context, keys []byte) error {
+	_, err := q.db.Exec(ctx, deleteExpiredIdempotencyKeys, keys)
 	return err
 }
 
@@ -96,11 +95,11 @@ WHERE created_at <= $1
 `
 
 func (q *Queries) DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error) {
-	result, err := q.exec(ctx, q.deleteExpiredIdempotencyRecordsStmt, deleteExpiredIdempotencyRecords, notAfter)
+	result, err := q.db.Exec(ctx, deleteExpiredIdempotencyRecords, notAfter)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const getIdempotencyRecord = `-- name: GetIdempotencyRecord :one
@@ -116,7 +115,7 @@ type GetIdempotencyRecordParams struct {
 }
 
 func (q *Queries) GetIdempotencyRecord(ctx context.Context, arg GetIdempotencyRecordParams) (IdempotencyKey, error) {
-	row := q.queryRow(ctx, q.getIdempotencyRecordStmt, getIdempotencyRecord, arg.Scope, arg.Key, arg.NotBefore)
+	row := q.db.QueryRow(ctx, getIdempotencyRecord, arg.Scope, arg.Key, arg.NotBefore)
 	var i IdempotencyKey
 	err := row.Scan(
 		&i.ID,

@@ -20,7 +20,7 @@ type AddDataKeyParams struct {
 }
 
 func (q *Queries) AddDataKey(ctx context.Context, arg AddDataKeyParams) error {
-	_, err := q.exec(ctx, q.addDataKeyStmt, addDataKey, arg.KeyID, arg.KeyCheck, arg.AddedAt)
+	_, err := q.db.Exec(ctx, addDataKey, arg.KeyID, arg.KeyCheck, arg.AddedAt)
 	return err
 }
 
@@ -43,7 +43,7 @@ type BankAccountNumbersAfterRow struct {
 }
 
 func (q *Queries) BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error) {
-	rows, err := q.query(ctx, q.bankAccountNumbersAfterStmt, bankAccountNumbersAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, bankAccountNumbersAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +60,6 @@ func (q *Queries) BankAccountNumbersAfter(ctx context.Context, arg BankAccountNu
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -88,7 +85,7 @@ type CountSealedByKeyRow struct {
 }
 
 func (q *Queries) CountSealedByKey(ctx context.Context) ([]CountSealedByKeyRow, error) {
-	rows, err := q.query(ctx, q.countSealedByKeyStmt, countSealedByKey)
+	rows, err := q.db.Query(ctx, countSealedByKey)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +97,6 @@ func (q *Queries) CountSealedByKey(ctx context.Context) ([]CountSealedByKeyRow, 
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -120,7 +114,7 @@ type CreateBlindIndexKeyParams struct {
 }
 
 func (q *Queries) CreateBlindIndexKey(ctx context.Context, arg CreateBlindIndexKeyParams) error {
-	_, err := q.exec(ctx, q.createBlindIndexKeyStmt, createBlindIndexKey, arg.KeySealed, arg.CreatedAt)
+	_, err := q.db.Exec(ctx, createBlindIndexKey, arg.KeySealed, arg.CreatedAt)
 	return err
 }
 
@@ -129,7 +123,7 @@ SELECT key_sealed FROM blind_index_key WHERE id = 1
 `
 
 func (q *Queries) GetBlindIndexKey(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.getBlindIndexKeyStmt, getBlindIndexKey)
+	row := q.db.QueryRow(ctx, getBlindIndexKey)
 	var key_sealed string
 	err := row.Scan(&key_sealed)
 	return key_sealed, err
@@ -152,7 +146,7 @@ type IdempotencyOutcomesAfterRow struct {
 }
 
 func (q *Queries) IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error) {
-	rows, err := q.query(ctx, q.idempotencyOutcomesAfterStmt, idempotencyOutcomesAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, idempotencyOutcomesAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +159,6 @@ func (q *Queries) IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyO
 		}
 		items = append(items, i)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
@@ -179,7 +170,7 @@ SELECT coalesce(max(id), '')::text FROM bank_accounts
 `
 
 func (q *Queries) LastBankAccountID(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.lastBankAccountIDStmt, lastBankAccountID)
+	row := q.db.QueryRow(ctx, lastBankAccountID)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -190,7 +181,7 @@ SELECT coalesce(max(id), '')::text FROM idempotency_keys
 `
 
 func (q *Queries) LastIdempotencyRecordID(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.lastIdempotencyRecordIDStmt, lastIdempotencyRecordID)
+	row := q.db.QueryRow(ctx, lastIdempotencyRecordID)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -201,7 +192,7 @@ SELECT coalesce(max(id), '')::text FROM payee_banks
 `
 
 func (q *Queries) LastPayeeBankID(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.lastPayeeBankIDStmt, lastPayeeBankID)
+	row := q.db.QueryRow(ctx, lastPayeeBankID)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -212,7 +203,7 @@ SELECT coalesce(max(id), '')::text FROM platforms
 `
 
 func (q *Queries) LastPlatformID(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.lastPlatformIDStmt, lastPlatformID)
+	row := q.db.QueryRow(ctx, lastPlatformID)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -227,7 +218,7 @@ SELECT key_id, key_check, added_at, retired_at FROM data_keys ORDER BY added_at,
 // sealing of an older database walks through, a batch at a time in id order, up to the
 // last id there was when the walk started.
 func (q *Queries) ListDataKeys(ctx context.Context) ([]DataKey, error) {
-	rows, err := q.query(ctx, q.listDataKeysStmt, listDataKeys)
+	rows, err := q.db.Query(ctx, listDataKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -244,9 +235,6 @@ func (q *Queries) ListDataKeys(ctx context.Context) ([]DataKey, error) {
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -271,7 +259,7 @@ type PayeeBankNumbersAfterRow struct {
 }
 
 func (q *Queries) PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error) {
-	rows, err := q.query(ctx, q.payeeBankNumbersAfterStmt, payeeBankNumbersAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, payeeBankNumbersAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -283,9 +271,6 @@ func (q *Queries) PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumber
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -310,7 +295,7 @@ type PlatformSecretsAfterRow struct {
 }
 
 func (q *Queries) PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error) {
-	rows, err := q.query(ctx, q.platformSecretsAfterStmt, platformSecretsAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, platformSecretsAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -322,9 +307,6 @@ func (q *Queries) PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsA
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -343,7 +325,7 @@ type RetireDataKeyParams struct {
 }
 
 func (q *Queries) RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error {
-	_, err := q.exec(ctx, q.retireDataKeyStmt, retireDataKey, arg.RetiredAt, arg.KeyID)
+	_, err := q.db.Exec(ctx, retireDataKey, arg.RetiredAt, arg.KeyID)
 	return err
 }
 
@@ -358,7 +340,7 @@ type SetBankAccountNumberParams struct {
 }
 
 func (q *Queries) SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error {
-	_, err := q.exec(ctx, q.setBankAccountNumberStmt, setBankAccountNumber, arg.AccountNumberSealed, arg.AccountNumberIndex, arg.ID)
+	_, err := q.db.Exec(ctx, setBankAccountNumber, arg.AccountNumberSealed, arg.AccountNumberIndex, arg.ID)
 	return err
 }
 
@@ -367,7 +349,7 @@ UPDATE blind_index_key SET key_sealed = $1 WHERE id = 1
 `
 
 func (q *Queries) SetBlindIndexKey(ctx context.Context, keySealed string) error {
-	_, err := q.exec(ctx, q.setBlindIndexKeyStmt, setBlindIndexKey, keySealed)
+	_, err := q.db.Exec(ctx, setBlindIndexKey, keySealed)
 	return err
 }
 
@@ -381,7 +363,7 @@ type SetIdempotencyOutcomeParams struct {
 }
 
 func (q *Queries) SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error {
-	_, err := q.exec(ctx, q.setIdempotencyOutcomeStmt, setIdempotencyOutcome, arg.OutcomeSealed, arg.ID)
+	_, err := q.db.Exec(ctx, setIdempotencyOutcome, arg.OutcomeSealed, arg.ID)
 	return err
 }
 
@@ -395,7 +377,7 @@ type SetPayeeBankNumberParams struct {
 }
 
 func (q *Queries) SetPayeeBankNumber(ctx context.Context, arg SetPayeeBankNumberParams) error {
-	_, err := q.exec(ctx, q.setPayeeBankNumberStmt, setPayeeBankNumber, arg.AccountNumberSealed, arg.ID)
+	_, err := q.db.Exec(ctx, setPayeeBankNumber, arg.AccountNumberSealed, arg.ID)
 	return err
 }
 
@@ -409,6 +391,6 @@ type SetPlatformSecretParams struct {
 }
 
 func (q *Queries) SetPlatformSecret(ctx context.Context, arg SetPlatformSecretParams) error {
-	_, err := q.exec(ctx, q.setPlatformSecretStmt, setPlatformSecret, arg.SecretSealed, arg.ID)
+	_, err := q.db.Exec(ctx, setPlatformSecret, arg.SecretSealed, arg.ID)
 	return err
 }

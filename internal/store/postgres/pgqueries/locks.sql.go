@@ -16,7 +16,7 @@ SELECT pg_advisory_xact_lock($1::bigint)
 // Serialises work across instances (migrations, the first load of payee rules) until the
 // transaction ends.
 func (q *Queries) AdvisoryXactLock(ctx context.Context, key int64) error {
-	_, err := q.exec(ctx, q.advisoryXactLockStmt, advisoryXactLock, key)
+	_, err := q.db.Exec(ctx, advisoryXactLock, key)
 	return err
 }
 
@@ -32,7 +32,7 @@ SELECT id FROM users WHERE id = $1 FOR NO KEY UPDATE
 // failing on bank_accounts_one_default. NO KEY UPDATE: the inserts of other writes that
 // refer to the user (their foreign keys take KEY SHARE) need not wait for it.
 func (q *Queries) LockUserForUpdate(ctx context.Context, id string) (string, error) {
-	row := q.queryRow(ctx, q.lockUserForUpdateStmt, lockUserForUpdate, id)
+	row := q.db.QueryRow(ctx, lockUserForUpdate, id)
 	var id_2 string
 	err := row.Scan(&id_2)
 	return id_2, err

@@ -32,7 +32,7 @@ type CreatePayeeBankParams struct {
 }
 
 func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error {
-	_, err := q.exec(ctx, q.createPayeeBankStmt, createPayeeBank,
+	_, err := q.db.Exec(ctx, createPayeeBank,
 		arg.ID,
 		arg.UserID,
 		arg.PayeeID,
@@ -62,9 +62,9 @@ type SoftDeletePayeeBankParams struct {
 }
 
 func (q *Queries) SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error) {
-	result, err := q.exec(ctx, q.softDeletePayeeBankStmt, softDeletePayeeBank, arg.DeletedAt, arg.ID, arg.UserID)
+	result, err := q.db.Exec(ctx, softDeletePayeeBank, arg.DeletedAt, arg.ID, arg.UserID)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }

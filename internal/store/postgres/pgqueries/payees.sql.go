@@ -26,7 +26,7 @@ type CreatePayeeParams struct {
 }
 
 func (q *Queries) CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error) {
-	row := q.queryRow(ctx, q.createPayeeStmt, createPayee,
+	row := q.db.QueryRow(ctx, createPayee,
 		arg.ID,
 		arg.UserID,
 		arg.Name,
@@ -60,7 +60,7 @@ type GetUserPayeeParams struct {
 }
 
 func (q *Queries) GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error) {
-	row := q.queryRow(ctx, q.getUserPayeeStmt, getUserPayee, arg.ID, arg.UserID)
+	row := q.db.QueryRow(ctx, getUserPayee, arg.ID, arg.UserID)
 	var i Payee
 	err := row.Scan(
 		&i.ID,
@@ -90,7 +90,7 @@ type RenamePayeeParams struct {
 }
 
 func (q *Queries) RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee, error) {
-	row := q.queryRow(ctx, q.renamePayeeStmt, renamePayee,
+	row := q.db.QueryRow(ctx, renamePayee,
 		arg.Name,
 		arg.UpdatedAt,
 		arg.ID,

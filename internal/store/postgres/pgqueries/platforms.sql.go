@@ -18,11 +18,11 @@ WHERE id = $1
 // The row stays locked until the transaction ends: concurrent creates on one platform
 // take their numbers one after the other, and a rolled-back create gives its number back.
 func (q *Queries) CountNewUser(ctx context.Context, id string) (int64, error) {
-	result, err := q.exec(ctx, q.countNewUserStmt, countNewUser, id)
+	result, err := q.db.Exec(ctx, countNewUser, id)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const countPlatforms = `-- name: CountPlatforms :one
@@ -30,7 +30,7 @@ SELECT count(*) FROM platforms WHERE environment = $1
 `
 
 func (q *Queries) CountPlatforms(ctx context.Context, environment string) (int64, error) {
-	row := q.queryRow(ctx, q.countPlatformsStmt, countPlatforms, environment)
+	row := q.db.QueryRow(ctx, countPlatforms, environment)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -51,7 +51,7 @@ type CreatePlatformParams struct {
 }
 
 func (q *Queries) CreatePlatform(ctx context.Context, arg CreatePlatformParams) error {
-	_, err := q.exec(ctx, q.createPlatformStmt, createPlatform,
+	_, err := q.db.Exec(ctx, createPlatform,
 		arg.ID,
 		arg.Name,
 		arg.Environment,
@@ -69,7 +69,7 @@ WHERE id = $1
 `
 
 func (q *Queries) GetPlatform(ctx context.Context, id string) (Platform, error) {
-	row := q.queryRow(ctx, q.getPlatformStmt, getPlatform, id)
+	row := q.db.QueryRow(ctx, getPlatform, id)
 	var i Platform
 	err := row.Scan(
 		&i.ID,

@@ -6,15 +6,19 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/postgres/pgqueries"
@@ -24,28 +28,28 @@ import (
 // openSchema returns a pool on a fresh schema of the database PAYMENTS_TEST_POSTGRES
 // names, with ../migrations/0001_init.sql applied; the schema is dropped at the end.
 // The test is skipped when the variable is unset (.ci/pg start DIR prints a DSN).
-func openSchema(t *testing.T) *sql.DB {
+func openSchema(t *testing.T) *pgxpool.Pool {
 	t.Helper()
 	dsn := os.Getenv("PAYMENTS_TEST_POSTGRES")
 	if dsn == "" {
 		t.Skip("PAYMENTS_TEST_POSTGRES is not set: no PostgreSQL to test against")
 	}
 	ctx := context.Background()
-	admin, err := sql.Open("pgx", dsn)
+	admin, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { admin.Close() })
+	t.Cleanup(admin.Close)
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
 	schema := "pgqueries_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+		if _, err := admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Error(err)
 		}
 	})
@@ -57,11 +61,11 @@ func openSchema(t *testing.T) *sql.DB {
 			sep = "&"
 		}
 	}
-	db, err := sql.Open("pgx", dsn+sep+"search_path="+schema)
+	db, err := pgxpool.New(ctx, dsn+sep+"search_path="+schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	t.Cleanup(db.Close)
 	files, err := filepath.Glob("../migrations/*.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -72,23 +76,63 @@ func openSchema(t *testing.T) *sql.DB {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ExecContext(ctx, string(migration)); err != nil {
+		if _, err := db.Exec(ctx, string(migration)); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
 	return db
 }
 
-// TestPostgres proves every query parses and plans on PostgreSQL (Prepare prepares them
-// all), then runs the ones whose behaviour is engine-specific through the Adapter.
+// generatedQueries returns the text of every query sqlc wrote into this package, by
+// name: the string constants of its *.sql.go files that begin with "-- name: ".
+func generatedQueries(t *testing.T) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("*.sql.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no generated files: %v", err)
+	}
+	out := map[string]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			text, err := strconv.Unquote(lit.Value)
+			if err == nil && strings.HasPrefix(text, "-- name: ") {
+				out[strings.Fields(text)[2]] = text
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// TestPostgres proves every query parses and plans on PostgreSQL (each is prepared),
+// then runs the ones whose behaviour is engine-specific through the Adapter.
 func TestPostgres(t *testing.T) {
 	db := openSchema(t)
 	ctx := context.Background()
-	pq, err := pgqueries.Prepare(ctx, db)
+	conn, err := db.Acquire(ctx)
 	if err != nil {
-		t.Fatalf("Prepare: %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { pq.Close() })
+	texts := generatedQueries(t)
+	if len(texts) < 100 {
+		t.Fatalf("%d generated queries found, want them all", len(texts))
+	}
+	for name, text := range texts {
+		if _, err := conn.Conn().Prepare(ctx, "", text); err != nil {
+			t.Errorf("prepare %s: %v", name, err)
+		}
+	}
+	conn.Release()
+	pq := pgqueries.New(db)
 	var q queries.Querier = pgqueries.NewAdapter(pq)
 
 	must := func(err error) {
@@ -147,9 +191,9 @@ func TestPostgres(t *testing.T) {
 		}
 	}
 	// A refused create, in its transaction as the service runs it, gives its number back.
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.Begin(ctx)
 	must(err)
-	txq := pgqueries.NewAdapter(pq).WithTx(tx)
+	txq := pgqueries.Over(tx)
 	_, err = txq.CountNewUser(ctx, "p1")
 	must(err)
 	_, err = txq.CreateUser(ctx, queries.CreateUserParams{ID: "u3", PlatformID: "p1", Name: "u3", EmailKey: &email,
@@ -157,7 +201,7 @@ func TestPostgres(t *testing.T) {
 	if c := uniqueViolation(err); c != "users_platform_email_key" {
 		t.Fatalf("duplicate email_key violates %q", c)
 	}
-	must(tx.Rollback())
+	must(tx.Rollback(ctx))
 	if p, err := q.GetPlatform(ctx, "p1"); err != nil || p.UserCount != 2 {
 		t.Fatalf("after the rollback, GetPlatform = %+v, %v; want user_count 2", p, err)
 	}
@@ -258,7 +302,7 @@ func TestCreateUserRows(t *testing.T) {
 			t.Errorf("CreateUserRows(%s) = %+v", c.id, u)
 		}
 		var walletAt, settingsAt string
-		if err := db.QueryRowContext(ctx, `SELECT w.created_at, s.created_at FROM wallets w
+		if err := db.QueryRow(ctx, `SELECT w.created_at, s.created_at FROM wallets w
 			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, c.id).Scan(&walletAt, &settingsAt); err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +334,7 @@ func TestCreateUserRows(t *testing.T) {
 		}
 		var walletID, currency, walletAt, settingsAt string
 		var twoFactor int64
-		if err := db.QueryRowContext(ctx, `SELECT w.id, w.currency, w.created_at, s.created_at, s.two_factor_enabled FROM wallets w
+		if err := db.QueryRow(ctx, `SELECT w.id, w.currency, w.created_at, s.created_at, s.two_factor_enabled FROM wallets w
 			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, in.ID).Scan(&walletID, &currency, &walletAt, &settingsAt, &twoFactor); err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +356,7 @@ func TestCreateUserRows(t *testing.T) {
 		t.Errorf("no platform, many: %v, want sql.ErrNoRows", err)
 	}
 	var n int
-	if err := db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM users WHERE platform_id = 'p2') + (SELECT count(*) FROM wallets WHERE id IN ('w-u9', 'w-u10', 'w-u11'))
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users WHERE platform_id = 'p2') + (SELECT count(*) FROM wallets WHERE id IN ('w-u9', 'w-u10', 'w-u11'))
 		+ (SELECT count(*) FROM user_clocks WHERE platform_id = 'p2')`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("no platform: %d rows written, %v", n, err)
 	}

@@ -6,7 +6,6 @@ package pgqueries
 
 import (
 	"context"
-	"encoding/json"
 )
 
 type Querier interface {
@@ -43,7 +42,7 @@ type Querier interface {
 	// PostgreSQL only: CreateIdempotencyRecord for many records in one statement (a batch's,
 	// written together at its end). The records are a JSON array of objects with the
 	// columns' names, the fingerprint in base64.
-	CreateIdempotencyRecords(ctx context.Context, records json.RawMessage) error
+	CreateIdempotencyRecords(ctx context.Context, records []byte) error
 	CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error)
 	CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error)
 	CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error
@@ -78,7 +77,7 @@ type Querier interface {
 	// PostgreSQL only: DeleteExpiredIdempotencyKey for many keys in one statement (a batch's,
 	// written together at its end). The keys are a JSON array of objects {scope, key,
 	// not_after}.
-	DeleteExpiredIdempotencyKeys(ctx context.Context, keys json.RawMessage) error
+	DeleteExpiredIdempotencyKeys(ctx context.Context, keys []byte) error
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
@@ -86,7 +85,7 @@ type Querier interface {
 	// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
 	// array of objects {id, platform_id, type, created_at, payload}. It returns the count of
 	// deliveries written.
-	EmitEvents(ctx context.Context, events json.RawMessage) (int64, error)
+	EmitEvents(ctx context.Context, events []byte) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error

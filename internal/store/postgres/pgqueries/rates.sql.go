@@ -25,7 +25,7 @@ type AddExchangeRateParams struct {
 }
 
 func (q *Queries) AddExchangeRate(ctx context.Context, arg AddExchangeRateParams) (ExchangeRate, error) {
-	row := q.queryRow(ctx, q.addExchangeRateStmt, addExchangeRate,
+	row := q.db.QueryRow(ctx, addExchangeRate,
 		arg.PayoutCurrency,
 		arg.BaseCurrency,
 		arg.ExchangeRate,
@@ -71,7 +71,7 @@ type CurrentExchangeRatesParams struct {
 // For each base currency of the payout currency, the latest rate in force at as_of (of
 // two with the same apply_time, the later recorded).
 func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeRatesParams) ([]ExchangeRate, error) {
-	rows, err := q.query(ctx, q.currentExchangeRatesStmt, currentExchangeRates, arg.PayoutCurrency, arg.AsOf)
+	rows, err := q.db.Query(ctx, currentExchangeRates, arg.PayoutCurrency, arg.AsOf)
 	if err != nil {
 		return nil, err
 	}
@@ -91,9 +91,6 @@ func (q *Queries) CurrentExchangeRates(ctx context.Context, arg CurrentExchangeR
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -24,7 +24,7 @@ type AddRuleCountryParams struct {
 }
 
 func (q *Queries) AddRuleCountry(ctx context.Context, arg AddRuleCountryParams) error {
-	_, err := q.exec(ctx, q.addRuleCountryStmt, addRuleCountry,
+	_, err := q.db.Exec(ctx, addRuleCountry,
 		arg.SetID,
 		arg.CountryCode,
 		arg.CountryName,
@@ -49,7 +49,7 @@ type AddRuleCurrencyParams struct {
 }
 
 func (q *Queries) AddRuleCurrency(ctx context.Context, arg AddRuleCurrencyParams) error {
-	_, err := q.exec(ctx, q.addRuleCurrencyStmt, addRuleCurrency,
+	_, err := q.db.Exec(ctx, addRuleCurrency,
 		arg.SetID,
 		arg.CountryCode,
 		arg.PayoutCurrency,
@@ -70,7 +70,7 @@ type CreateRuleSetParams struct {
 }
 
 func (q *Queries) CreateRuleSet(ctx context.Context, arg CreateRuleSetParams) (int64, error) {
-	row := q.queryRow(ctx, q.createRuleSetStmt, createRuleSet, arg.Source, arg.LoadedAt)
+	row := q.db.QueryRow(ctx, createRuleSet, arg.Source, arg.LoadedAt)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
@@ -81,7 +81,7 @@ SELECT coalesce(max(id), 0)::bigint FROM payee_rule_sets
 `
 
 func (q *Queries) CurrentRuleSet(ctx context.Context) (int64, error) {
-	row := q.queryRow(ctx, q.currentRuleSetStmt, currentRuleSet)
+	row := q.db.QueryRow(ctx, currentRuleSet)
 	var column_1 int64
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -108,7 +108,7 @@ type GetPayeeRulesRow struct {
 }
 
 func (q *Queries) GetPayeeRules(ctx context.Context, arg GetPayeeRulesParams) (GetPayeeRulesRow, error) {
-	row := q.queryRow(ctx, q.getPayeeRulesStmt, getPayeeRules, arg.CountryCode, arg.PayoutCurrency)
+	row := q.db.QueryRow(ctx, getPayeeRules, arg.CountryCode, arg.PayoutCurrency)
 	var i GetPayeeRulesRow
 	err := row.Scan(
 		&i.PayeeRuleCountry.SetID,
@@ -129,7 +129,7 @@ WHERE set_id = (SELECT max(id) FROM payee_rule_sets) AND country_code = $1
 `
 
 func (q *Queries) GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error) {
-	row := q.queryRow(ctx, q.getRuleCountryStmt, getRuleCountry, countryCode)
+	row := q.db.QueryRow(ctx, getRuleCountry, countryCode)
 	var i PayeeRuleCountry
 	err := row.Scan(
 		&i.SetID,

@@ -7,7 +7,6 @@ package pgqueries
 
 import (
 	"context"
-	"encoding/json"
 )
 
 const countNewUsers = `-- name: CountNewUsers :one
@@ -25,7 +24,7 @@ type CountNewUsersParams struct {
 // until the transaction ends, and returns the new count: the users CreateUsersRows writes
 // next are numbered up to it. No row when the platform does not exist.
 func (q *Queries) CountNewUsers(ctx context.Context, arg CountNewUsersParams) (int64, error) {
-	row := q.queryRow(ctx, q.countNewUsersStmt, countNewUsers, arg.Count, arg.PlatformID)
+	row := q.db.QueryRow(ctx, countNewUsers, arg.Count, arg.PlatformID)
 	var user_count int64
 	err := row.Scan(&user_count)
 	return user_count, err
@@ -55,7 +54,7 @@ type CreateUserParams struct {
 
 // pw_id is the platform's user count, which CountNewUser has just raised.
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
-	row := q.queryRow(ctx, q.createUserStmt, createUser,
+	row := q.db.QueryRow(ctx, createUser,
 		arg.ID,
 		arg.PlatformID,
 		arg.Name,
@@ -148,7 +147,7 @@ type CreateUserRowsRow struct {
 // later of the time given and the previous user's, so that creation times follow pw_id
 // whichever instance created the user before. No row when the platform does not exist.
 func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error) {
-	row := q.queryRow(ctx, q.createUserRowsStmt, createUserRows,
+	row := q.db.QueryRow(ctx, createUserRows,
 		arg.PlatformID,
 		arg.CreatedAt,
 		arg.ID,
@@ -198,7 +197,7 @@ type CreateUserSettingsParams struct {
 }
 
 func (q *Queries) CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error {
-	_, err := q.exec(ctx, q.createUserSettingsStmt, createUserSettings,
+	_, err := q.db.Exec(ctx, createUserSettings,
 		arg.UserID,
 		arg.Currency,
 		arg.Timezone,
@@ -247,7 +246,7 @@ SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_cod
 type CreateUsersRowsParams struct {
 	FirstPwID  int64
 	PlatformID string
-	Users      json.RawMessage
+	Users      []byte
 }
 
 type CreateUsersRowsRow struct {
@@ -271,7 +270,7 @@ type CreateUsersRowsRow struct {
 // (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
 // the times of the array's users before it and the platform's clock.
 func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error) {
-	rows, err := q.query(ctx, q.createUsersRowsStmt, createUsersRows, arg.FirstPwID, arg.PlatformID, arg.Users)
+	rows, err := q.db.Query(ctx, createUsersRows, arg.FirstPwID, arg.PlatformID, arg.Users)
 	if err != nil {
 		return nil, err
 	}
@@ -296,9 +295,6 @@ func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams
 		}
 		items = append(items, i)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
@@ -318,7 +314,7 @@ type CreateWalletParams struct {
 }
 
 func (q *Queries) CreateWallet(ctx context.Context, arg CreateWalletParams) error {
-	_, err := q.exec(ctx, q.createWalletStmt, createWallet,
+	_, err := q.db.Exec(ctx, createWallet,
 		arg.ID,
 		arg.UserID,
 		arg.Currency,
@@ -338,7 +334,7 @@ type GetPlatformUserParams struct {
 }
 
 func (q *Queries) GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error) {
-	row := q.queryRow(ctx, q.getPlatformUserStmt, getPlatformUser, arg.ID, arg.PlatformID)
+	row := q.db.QueryRow(ctx, getPlatformUser, arg.ID, arg.PlatformID)
 	var i User
 	err := row.Scan(
 		&i.RowID,
@@ -362,7 +358,7 @@ WHERE id = $1
 `
 
 func (q *Queries) GetUser(ctx context.Context, id string) (User, error) {
-	row := q.queryRow(ctx, q.getUserStmt, getUser, id)
+	row := q.db.QueryRow(ctx, getUser, id)
 	var i User
 	err := row.Scan(
 		&i.RowID,
@@ -394,7 +390,7 @@ type ListUsersPageParams struct {
 }
 
 func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([]User, error) {
-	rows, err := q.query(ctx, q.listUsersPageStmt, listUsersPage, arg.PlatformID, arg.AfterPwID, arg.PageSize)
+	rows, err := q.db.Query(ctx, listUsersPage, arg.PlatformID, arg.AfterPwID, arg.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -419,9 +415,6 @@ func (q *Queries) ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([
 		}
 		items = append(items, i)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
@@ -441,9 +434,9 @@ type VerifyUserParams struct {
 
 // Verifies an unverified user: none affected for a user verified already (or unknown).
 func (q *Queries) VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error) {
-	result, err := q.exec(ctx, q.verifyUserStmt, verifyUser, arg.VerifiedAt, arg.ID)
+	result, err := q.db.Exec(ctx, verifyUser, arg.VerifiedAt, arg.ID)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }

@@ -19,7 +19,7 @@ type AddWebhookSubscriptionParams struct {
 }
 
 func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubscriptionParams) error {
-	_, err := q.exec(ctx, q.addWebhookSubscriptionStmt, addWebhookSubscription, arg.EndpointID, arg.Type)
+	_, err := q.db.Exec(ctx, addWebhookSubscription, arg.EndpointID, arg.Type)
 	return err
 }
 
@@ -49,7 +49,7 @@ type ClaimDeliveriesRow struct {
 }
 
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
-	rows, err := q.query(ctx, q.claimDeliveriesStmt, claimDeliveries, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseUntil, arg.Now, arg.Max)
 	if err != nil {
 		return nil, err
 	}
@@ -67,9 +67,6 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -94,7 +91,7 @@ type CreateAttemptParams struct {
 }
 
 func (q *Queries) CreateAttempt(ctx context.Context, arg CreateAttemptParams) error {
-	_, err := q.exec(ctx, q.createAttemptStmt, createAttempt,
+	_, err := q.db.Exec(ctx, createAttempt,
 		arg.EventID,
 		arg.EndpointID,
 		arg.Attempt,
@@ -128,7 +125,7 @@ type CreateWebhookEndpointParams struct {
 // claimed with FOR UPDATE SKIP LOCKED, so that instances sharing the database take
 // different ones.
 func (q *Queries) CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEndpointParams) (WebhookEndpoint, error) {
-	row := q.queryRow(ctx, q.createWebhookEndpointStmt, createWebhookEndpoint,
+	row := q.db.QueryRow(ctx, createWebhookEndpoint,
 		arg.ID,
 		arg.PlatformID,
 		arg.Url,
@@ -168,11 +165,11 @@ type DeleteWebhookEndpointParams struct {
 }
 
 func (q *Queries) DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error) {
-	result, err := q.exec(ctx, q.deleteWebhookEndpointStmt, deleteWebhookEndpoint, arg.DeletedAt, arg.ID, arg.PlatformID)
+	result, err := q.db.Exec(ctx, deleteWebhookEndpoint, arg.DeletedAt, arg.ID, arg.PlatformID)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const disableWebhookEndpoint = `-- name: DisableWebhookEndpoint :exec
@@ -186,7 +183,7 @@ type DisableWebhookEndpointParams struct {
 }
 
 func (q *Queries) DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error {
-	_, err := q.exec(ctx, q.disableWebhookEndpointStmt, disableWebhookEndpoint, arg.DisabledReason, arg.ID)
+	_, err := q.db.Exec(ctx, disableWebhookEndpoint, arg.DisabledReason, arg.ID)
 	return err
 }
 
@@ -202,7 +199,7 @@ type EnableWebhookEndpointParams struct {
 }
 
 func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error) {
-	row := q.queryRow(ctx, q.enableWebhookEndpointStmt, enableWebhookEndpoint, arg.ID, arg.PlatformID)
+	row := q.db.QueryRow(ctx, enableWebhookEndpoint, arg.ID, arg.PlatformID)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -234,7 +231,7 @@ type ExtendClaimParams struct {
 
 // Keeps a claim while its attempt is under way.
 func (q *Queries) ExtendClaim(ctx context.Context, arg ExtendClaimParams) error {
-	_, err := q.exec(ctx, q.extendClaimStmt, extendClaim, arg.LeaseUntil, arg.ID)
+	_, err := q.db.Exec(ctx, extendClaim, arg.LeaseUntil, arg.ID)
 	return err
 }
 
@@ -243,7 +240,7 @@ SELECT id, platform_id, url, description, all_events, status, disabled_reason, s
 `
 
 func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
-	row := q.queryRow(ctx, q.getDeliveryEndpointStmt, getDeliveryEndpoint, id)
+	row := q.db.QueryRow(ctx, getDeliveryEndpoint, id)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -276,7 +273,7 @@ type HoldDeliveryParams struct {
 // Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 // meanwhile is seen whole by the statements that follow (a resend keeps its success).
 func (q *Queries) HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error {
-	_, err := q.exec(ctx, q.holdDeliveryStmt, holdDelivery, arg.EventID, arg.EndpointID)
+	_, err := q.db.Exec(ctx, holdDelivery, arg.EventID, arg.EndpointID)
 	return err
 }
 
@@ -294,7 +291,7 @@ type KeepSuccessAsAttemptParams struct {
 
 // Before a resend: the delivery's success becomes a row of webhook_attempts.
 func (q *Queries) KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error {
-	_, err := q.exec(ctx, q.keepSuccessAsAttemptStmt, keepSuccessAsAttempt, arg.EventID, arg.EndpointID)
+	_, err := q.db.Exec(ctx, keepSuccessAsAttempt, arg.EventID, arg.EndpointID)
 	return err
 }
 
@@ -303,7 +300,7 @@ SELECT coalesce(max(id), '')::text FROM webhook_endpoints
 `
 
 func (q *Queries) LastWebhookEndpointID(ctx context.Context) (string, error) {
-	row := q.queryRow(ctx, q.lastWebhookEndpointIDStmt, lastWebhookEndpointID)
+	row := q.db.QueryRow(ctx, lastWebhookEndpointID)
 	var column_1 string
 	err := row.Scan(&column_1)
 	return column_1, err
@@ -316,7 +313,7 @@ ORDER BY created_at, id
 `
 
 func (q *Queries) ListWebhookEndpoints(ctx context.Context, platformID string) ([]WebhookEndpoint, error) {
-	rows, err := q.query(ctx, q.listWebhookEndpointsStmt, listWebhookEndpoints, platformID)
+	rows, err := q.db.Query(ctx, listWebhookEndpoints, platformID)
 	if err != nil {
 		return nil, err
 	}
@@ -343,9 +340,6 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, platformID string) (
 		}
 		items = append(items, i)
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
@@ -360,7 +354,7 @@ ORDER BY s.endpoint_id, s.type
 `
 
 func (q *Queries) ListWebhookSubscriptions(ctx context.Context, platformID string) ([]WebhookSubscription, error) {
-	rows, err := q.query(ctx, q.listWebhookSubscriptionsStmt, listWebhookSubscriptions, platformID)
+	rows, err := q.db.Query(ctx, listWebhookSubscriptions, platformID)
 	if err != nil {
 		return nil, err
 	}
@@ -372,9 +366,6 @@ func (q *Queries) ListWebhookSubscriptions(ctx context.Context, platformID strin
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -394,7 +385,7 @@ type MarkEndpointFailingParams struct {
 }
 
 func (q *Queries) MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error) {
-	row := q.queryRow(ctx, q.markEndpointFailingStmt, markEndpointFailing, arg.Now, arg.ID)
+	row := q.db.QueryRow(ctx, markEndpointFailing, arg.Now, arg.ID)
 	var failing_since string
 	err := row.Scan(&failing_since)
 	return failing_since, err
@@ -405,7 +396,7 @@ UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_sinc
 `
 
 func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
-	_, err := q.exec(ctx, q.markEndpointSucceedingStmt, markEndpointSucceeding, id)
+	_, err := q.db.Exec(ctx, markEndpointSucceeding, id)
 	return err
 }
 
@@ -421,7 +412,7 @@ type PendingDeliveriesRow struct {
 }
 
 func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error) {
-	row := q.queryRow(ctx, q.pendingDeliveriesStmt, pendingDeliveries)
+	row := q.db.QueryRow(ctx, pendingDeliveries)
 	var i PendingDeliveriesRow
 	err := row.Scan(&i.Pending, &i.Oldest)
 	return i, err
@@ -451,7 +442,7 @@ type RecordDeliveryParams struct {
 // its schedule restarted), or claimed by another dispatcher after the lease ran out,
 // which recorded its attempt first. The count of attempts made grows either way.
 func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) error {
-	_, err := q.exec(ctx, q.recordDeliveryStmt, recordDelivery,
+	_, err := q.db.Exec(ctx, recordDelivery,
 		arg.ClaimedAttempts,
 		arg.State,
 		arg.Failures,
@@ -489,7 +480,7 @@ type RecordSuccessParams struct {
 // in the success_ columns; none affected when they hold one already (a second success, of
 // a claim taken after its lease ran out): that one goes to webhook_attempts.
 func (q *Queries) RecordSuccess(ctx context.Context, arg RecordSuccessParams) (int64, error) {
-	result, err := q.exec(ctx, q.recordSuccessStmt, recordSuccess,
+	result, err := q.db.Exec(ctx, recordSuccess,
 		arg.ClaimedAttempts,
 		arg.Attempt,
 		arg.SucceededAt,
@@ -501,7 +492,7 @@ func (q *Queries) RecordSuccess(ctx context.Context, arg RecordSuccessParams) (i
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const releaseClaims = `-- name: ReleaseClaims :execrows
@@ -511,11 +502,11 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 // Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
 // start, the claims of a process that died.
 func (q *Queries) ReleaseClaims(ctx context.Context) (int64, error) {
-	result, err := q.exec(ctx, q.releaseClaimsStmt, releaseClaims)
+	result, err := q.db.Exec(ctx, releaseClaims)
 	if err != nil {
 		return 0, err
 	}
-	return result.RowsAffected()
+	return result.RowsAffected(), nil
 }
 
 const resendToEndpoint = `-- name: ResendToEndpoint :exec
@@ -535,7 +526,7 @@ type ResendToEndpointParams struct {
 }
 
 func (q *Queries) ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error {
-	_, err := q.exec(ctx, q.resendToEndpointStmt, resendToEndpoint, arg.EventID, arg.EndpointID, arg.DueAt)
+	_, err := q.db.Exec(ctx, resendToEndpoint, arg.EventID, arg.EndpointID, arg.DueAt)
 	return err
 }
 
@@ -555,7 +546,7 @@ type RotateWebhookSecretParams struct {
 }
 
 func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error) {
-	row := q.queryRow(ctx, q.rotateWebhookSecretStmt, rotateWebhookSecret,
+	row := q.db.QueryRow(ctx, rotateWebhookSecret,
 		arg.PreviousUntil,
 		arg.SecretSealed,
 		arg.ID,
@@ -590,7 +581,7 @@ type SetWebhookPreviousSecretParams struct {
 }
 
 func (q *Queries) SetWebhookPreviousSecret(ctx context.Context, arg SetWebhookPreviousSecretParams) error {
-	_, err := q.exec(ctx, q.setWebhookPreviousSecretStmt, setWebhookPreviousSecret, arg.PreviousSecretSealed, arg.ID)
+	_, err := q.db.Exec(ctx, setWebhookPreviousSecret, arg.PreviousSecretSealed, arg.ID)
 	return err
 }
 
@@ -604,7 +595,7 @@ type SetWebhookSecretParams struct {
 }
 
 func (q *Queries) SetWebhookSecret(ctx context.Context, arg SetWebhookSecretParams) error {
-	_, err := q.exec(ctx, q.setWebhookSecretStmt, setWebhookSecret, arg.SecretSealed, arg.ID)
+	_, err := q.db.Exec(ctx, setWebhookSecret, arg.SecretSealed, arg.ID)
 	return err
 }
 
@@ -626,7 +617,7 @@ type WebhookPreviousSecretsAfterRow struct {
 }
 
 func (q *Queries) WebhookPreviousSecretsAfter(ctx context.Context, arg WebhookPreviousSecretsAfterParams) ([]WebhookPreviousSecretsAfterRow, error) {
-	rows, err := q.query(ctx, q.webhookPreviousSecretsAfterStmt, webhookPreviousSecretsAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, webhookPreviousSecretsAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -638,9 +629,6 @@ func (q *Queries) WebhookPreviousSecretsAfter(ctx context.Context, arg WebhookPr
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -665,7 +653,7 @@ type WebhookSecretsAfterRow struct {
 }
 
 func (q *Queries) WebhookSecretsAfter(ctx context.Context, arg WebhookSecretsAfterParams) ([]WebhookSecretsAfterRow, error) {
-	rows, err := q.query(ctx, q.webhookSecretsAfterStmt, webhookSecretsAfter, arg.After, arg.Upto, arg.Batch)
+	rows, err := q.db.Query(ctx, webhookSecretsAfter, arg.After, arg.Upto, arg.Batch)
 	if err != nil {
 		return nil, err
 	}
@@ -677,9 +665,6 @@ func (q *Queries) WebhookSecretsAfter(ctx context.Context, arg WebhookSecretsAft
 			return nil, err
 		}
 		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
