@@ -100,8 +100,11 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	// The user's row is locked for the default-account rule (takeDefault).
+	// The user's row is locked for the default-account rule (takeDefault), and the
+	// accounts of one user are added one after another; those of others may be added
+	// beside them (store.WithInterleaving).
 	ctx = store.WithLockKey(ctx, "user:"+canonicalID(in.UserID))
+	ctx = store.WithInterleaving(ctx, "user:"+canonicalID(in.UserID))
 	err := s.writeRemembering(ctx, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, in.UserID)
 		if err != nil {

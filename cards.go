@@ -105,6 +105,9 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
+	// One statement changes the card: deletes of others may run beside it
+	// (store.WithInterleaving).
+	ctx = store.WithInterleaving(ctx, "card:"+cardID.String())
 	err := s.writeRemembering(ctx, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

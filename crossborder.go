@@ -120,6 +120,9 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
+	// A new bank is a new row; what the write reads first (the country's rules, the user,
+	// the payee) no interleaved write changes (store.WithInterleaving).
+	ctx = store.WithInterleaving(ctx, "")
 	err = s.writeRemembering(ctx, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -198,6 +201,9 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
+	// One statement changes the bank: deletes of others may run beside it
+	// (store.WithInterleaving).
+	ctx = store.WithInterleaving(ctx, "payee bank:"+canonicalID(bankID))
 	return s.writeRemembering(ctx, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

@@ -79,6 +79,9 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
+	// A new payee is a new row alone: its write may run beside any other
+	// (store.WithInterleaving).
+	ctx = store.WithInterleaving(ctx, "")
 	err = s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
@@ -113,6 +116,9 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		return Payee{}, err
 	}
 	var p Payee
+	// The event says what changed from the name read first: renames of one payee run one
+	// after another (store.WithInterleaving).
+	ctx = store.WithInterleaving(ctx, "payee:"+canonicalID(in.PayeeID))
 	err := s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformUser(ctx, q, platformID, userID)
 		if err != nil {

@@ -196,6 +196,28 @@ func LockKey(ctx context.Context) string {
 	return k
 }
 
+// interleaveKey is the context key of WithInterleaving.
+type interleaveKey struct{}
+
+// WithInterleaving returns ctx marking the write operations run with it as ones an engine
+// whose statements cost a round trip (PostgreSQL) may run interleaved, statement by
+// statement, with the other marked writes of its transaction, so that one round trip
+// carries a statement of each: a write so marked reads nothing that a marked write of
+// another key changes, so that its outcome does not depend on where its statements fall
+// among theirs. Marked writes of one key (key != "") run one after another; an empty key
+// conflicts with none. An unmarked write runs alone: no statement of another write runs
+// between its first and its end (but for a write waiting at CreateUserRows).
+func WithInterleaving(ctx context.Context, key string) context.Context {
+	return context.WithValue(ctx, interleaveKey{}, key)
+}
+
+// Interleaving returns the key ctx marks its writes with (WithInterleaving), and whether
+// it marks them.
+func Interleaving(ctx context.Context) (key string, ok bool) {
+	key, ok = ctx.Value(interleaveKey{}).(string)
+	return key, ok
+}
+
 // MaxBatch bounds the write operations of one transaction of a group-committing engine,
 // so that no caller waits behind an unbounded queue.
 const MaxBatch = 128

@@ -29,6 +29,10 @@ type Op struct {
 // Key is the operation's lock key (store.LockKey).
 func (op *Op) Key() string { return op.key }
 
+// Interleaving is the operation's store.Interleaving: its key, and whether it may run
+// interleaved with others.
+func (op *Op) Interleaving() (key string, ok bool) { return store.Interleaving(op.ctx) }
+
 // GivenUp returns the error of the operation's context when its caller gave up before
 // the operation ran: an operation given up before its turn is never run.
 func (op *Op) GivenUp() error { return op.ctx.Err() }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -129,35 +130,54 @@ func (b *pgBatch) emitEvents(ctx context.Context, q pgqueries.Adapter) (bool, er
 // tryBatch runs the operations of b, in one transaction, into b.results, and commits. An
 // error is the transaction's (nothing of the batch kept): a retryable one when the
 // database aborted it, errOpFailed when an operation failed without a savepoint. With
-// nil, each result is its operation's own.
+// nil, each result is its operation's own. A batch runs in turns (turns.go), but for one
+// of several operations run again carefully, one by one with savepoints.
 func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
+	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
+	for i := range b.ops {
+		if b.run[i] {
+			b.results[i] = groupcommit.Result{} // of an earlier attempt
+		}
+	}
+	if careful {
+		return st.tryOneByOne(ctx, b)
+	}
+	conn, err := st.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("payments: begin: %w", err)
+	}
+	defer conn.Release() // which closes a connection left in a transaction
+	kept, due, err := st.runTurns(ctx, conn.Conn(), b)
+	if err != nil || kept == 0 {
+		if conn.Conn().PgConn().TxStatus() != 'I' {
+			_, _ = conn.Exec(ctx, "ROLLBACK") // the batch's error is the one to report
+		}
+		return err
+	}
+	st.commit.Committed(kept)
+	if due && st.deliveriesDue != nil {
+		st.deliveriesDue()
+	}
+	return nil
+}
+
+// tryOneByOne is tryBatch run carefully: the operations one after another, each inside a
+// savepoint when there are several, so that one that fails is undone alone.
+func (st *Store) tryOneByOne(ctx context.Context, b *pgBatch) error {
 	tx, err := st.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer rollback(tx) // after a COMMIT, a no-op; otherwise undoes the batch
 	a := pgqueries.Over(tx)
-	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
-	q := batchQuerier{Adapter: a, b: b}
-	several := len(b.ops) > 1
 	var sp groupcommit.Savepoints
-	if careful && several {
+	if len(b.ops) > 1 {
 		sp = savepoints{tx}
 	}
-	for i := range b.ops {
-		if b.run[i] {
-			b.results[i] = groupcommit.Result{} // of an earlier attempt
-		}
-	}
-	var kept int
-	if sp == nil && several {
-		kept, err = st.runInTurns(ctx, a, q, b)
-	} else {
-		kept, err = runOneByOne(ctx, sp, q, b)
-	}
+	kept, err := runOneByOne(ctx, sp, batchQuerier{Adapter: a, b: b}, b)
 	if err != nil {
 		return err
 	}
@@ -239,8 +259,13 @@ func (s savepoints) exec(ctx context.Context, stmt string) error {
 	return err
 }
 
-// execer is a transaction as groupcommit.Execer, for a BeforeCommit hook.
-type execer struct{ tx pgx.Tx }
+// execer is a transaction (or the connection a batch's runs on) as groupcommit.Execer,
+// for a BeforeCommit hook.
+type execer struct {
+	tx interface {
+		Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	}
+}
 
 func (x execer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	tag, err := x.tx.Exec(ctx, query, args...)

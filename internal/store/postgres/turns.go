@@ -5,7 +5,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -13,51 +17,127 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// A batch of several operations run without savepoints runs them in turns: each in a
-// goroutine of its own, one at a time, so that an operation can wait at its
-// CreateUserRows while the operations after it run. Once every operation has ended or
-// waits there, the users they create are written together, one CountNewUsers and one
-// CreateUsersRows per platform (two statements where each create made one), and each
-// waiting operation goes on, in its turn, from there.
+// A batch run without savepoints runs its operations in turns, in rounds: each operation
+// in a goroutine of its own, one at a time, and each statement an operation runs is
+// queued rather than sent. When every operation that may go on has queued its next
+// statement (or ended, or waits at CreateUserRows), the round's statements go to the
+// server together, in one pgx.Batch (one round trip, and one write and read of the
+// connection, where each statement cost its own), and each operation in turn reads its
+// result and goes on to its next statement. The transaction's BEGIN rides in the first
+// round, and its COMMIT in the last, with the batch's events and idempotency records.
 //
-// The batch is then as if its creates had each run in a transaction of its own in READ
-// COMMITTED, as they did before group commit: what a create reads before its
+// Which statements may share a round (store.WithInterleaving): an operation marked as
+// interleavable runs beside the other marked operations of other keys; one unmarked runs
+// alone, as it would one by one: no statement of another operation runs between its first
+// and its end. Operations keep the batch's order wherever they could conflict.
+//
+// An operation that reaches CreateUserRows waits there while the others go on. Once
+// nothing else is left to send, the users they create are written together, one
+// CountNewUsers and one CreateUsersRows per platform, and each waiting operation goes on
+// from there. The batch is then as if its creates had each run in a transaction of its
+// own in READ COMMITTED, as they did before group commit: what a create reads before its
 // CreateUserRows may since have been changed by another operation of the batch. A write
 // that calls CreateUserRows therefore takes no lock before it (store.Querier says so):
 // an operation's locks do not hold back the others of its own transaction.
-//
-// The idempotency records the operations store (and the expired records of their keys,
-// which make way) are written together at the batch's end, two statements for all of
-// them, rather than two round trips an operation, each in series with the others (and,
-// after a create, while the platform's counter is locked).
 //
 // Any failure rolls the batch back, to be run again one by one with savepoints
 // (errOpFailed), or whole when the database aborted it (a retryable error): so a record
 // whose key another instance stored first fails its own operation alone, as
 // CreateIdempotencyRecord would have.
 
+// turnState is where an operation of a batch run in turns is.
+type turnState uint8
+
+const (
+	notStarted turnState = iota
+	queued               // its statement waits for its round
+	parked               // at CreateUserRows, for the batch's users to be written
+	answered             // its CreateUserRows answered, to go on
+	ended
+)
+
 // turns is the state of a batch run in turns. Only one of its goroutines runs at a time:
 // the runner, or the one operation it handed the turn to, which hands it back through
-// yield when it waits at CreateUserRows or has ended.
+// yield when it has queued a statement, waits at CreateUserRows, or has ended.
 type turns struct {
 	yield chan int
 	ops   []turn
+	// br is the results of the round being read, in the order of its statements.
+	br pgx.BatchResults
+	// failed, once set, is what every statement queued or run afterwards returns: the
+	// batch is being abandoned.
+	failed error
 }
 
 // turn is an operation's part of turns.
 type turn struct {
-	resume  chan struct{}
-	waiting bool              // at CreateUserRows, for rows
-	rows    store.NewUserRows // what it creates
-	row     queries.User      // and the answer it gets
-	err     error
-	ended   bool
-	result  groupcommit.Result
+	resume chan struct{}
+	state  turnState
+	// run is the operation, run in its goroutine with its statements.
+	run func(q pgqueries.Adapter) groupcommit.Result
+	// interleaves and key are its store.Interleaving.
+	interleaves bool
+	key         string
+	// its queued statement
+	sql  string
+	args []any
+	// what it creates (parked) and the answer it gets
+	rows store.NewUserRows
+	row  queries.User
+	err  error
+
+	result groupcommit.Result
 }
 
-// errAbandoned is what an operation waiting at CreateUserRows gets when its batch fails
-// meanwhile: the batch is rolled back, and run again.
+// errAbandoned is what an operation's statement or CreateUserRows returns when its batch
+// failed meanwhile: the batch is rolled back, and run again.
 var errAbandoned = errors.New("payments: the batch failed while this write waited")
+
+// turnDB is an operation's connection when its batch runs in turns: each statement is
+// queued for the next round, and its result read from that round's.
+type turnDB struct {
+	t *turns
+	i int
+}
+
+// queue queues the statement and hands the turn back until the statement's round is
+// being read; an error is the abandoned batch's.
+func (d turnDB) queue(sql string, args []any) error {
+	if d.t.failed != nil {
+		return d.t.failed
+	}
+	op := &d.t.ops[d.i]
+	op.state, op.sql, op.args = queued, sql, args
+	d.t.yield <- d.i
+	<-op.resume
+	return d.t.failed
+}
+
+func (d turnDB) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := d.queue(sql, args); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return d.t.br.Exec()
+}
+
+func (d turnDB) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := d.queue(sql, args); err != nil {
+		return nil, err
+	}
+	return d.t.br.Query()
+}
+
+func (d turnDB) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	if err := d.queue(sql, args); err != nil {
+		return errRow{err}
+	}
+	return d.t.br.QueryRow()
+}
+
+// errRow is a row whose Scan fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // turnQuerier is an operation's statements when its batch runs in turns.
 type turnQuerier struct {
@@ -68,128 +148,287 @@ type turnQuerier struct {
 
 // CreateUserRows hands the turn back and waits for the batch's users to be written.
 func (q turnQuerier) CreateUserRows(_ context.Context, u store.NewUserRows) (queries.User, error) {
+	if q.t.failed != nil {
+		return queries.User{}, q.t.failed
+	}
 	op := &q.t.ops[q.i]
-	op.waiting, op.rows = true, u
+	op.state, op.rows = parked, u
 	q.t.yield <- q.i
 	<-op.resume
 	return op.row, op.err
 }
 
-// DeleteExpiredIdempotencyKey keeps the key for the batch's end (writeIdempotency).
+// DeleteExpiredIdempotencyKey keeps the key for the batch's end.
 func (q turnQuerier) DeleteExpiredIdempotencyKey(_ context.Context, p queries.DeleteExpiredIdempotencyKeyParams) error {
 	q.b.expired = append(q.b.expired, p)
 	return nil
 }
 
-// CreateIdempotencyRecord keeps the record for the batch's end (writeIdempotency).
+// CreateIdempotencyRecord keeps the record for the batch's end.
 func (q turnQuerier) CreateIdempotencyRecord(_ context.Context, p queries.CreateIdempotencyRecordParams) error {
 	q.b.records = append(q.b.records, p)
 	return nil
 }
 
-// writeIdempotency writes the idempotency records the operations of b stored, the
-// expired records of their keys deleted first.
-func (b *pgBatch) writeIdempotency(ctx context.Context, a pgqueries.Adapter) error {
-	if len(b.expired) > 0 {
-		if err := a.DeleteExpiredIdempotencyKeys(ctx, b.expired); err != nil {
-			return err
-		}
+// hand gives the turn to operation i (its first, when it has not started) and takes it
+// back.
+func (t *turns) hand(i int) {
+	op := &t.ops[i]
+	if op.state == notStarted {
+		op.resume = make(chan struct{}, 1)
+		op.state = queued // until it says otherwise
+		go func() {
+			r := op.run(pgqueries.Over(turnDB{t: t, i: i}))
+			op.result, op.state = r, ended
+			t.yield <- i
+		}()
+	} else {
+		op.resume <- struct{}{}
 	}
-	if len(b.records) > 0 {
-		return a.CreateIdempotencyRecords(ctx, b.records)
-	}
-	return nil
+	<-t.yield
 }
 
-// runInTurns runs the operations of b in turns (see above) and returns how many
-// succeeded: all of them, or an error (errOpFailed, or the database's retryable one).
-func (st *Store) runInTurns(ctx context.Context, a pgqueries.Adapter, q batchQuerier, b *pgBatch) (kept int, err error) {
-	t := &turns{yield: make(chan int), ops: make([]turn, len(b.ops))}
-	// hand gives the turn to operation i (start: its first) and takes it back.
-	hand := func(i int, start bool) {
-		op := &t.ops[i]
-		if start {
-			op.resume = make(chan struct{}, 1)
-			go func() {
-				r := b.ops[i].Run(turnQuerier{batchQuerier: q, t: t, i: i})
-				op.result, op.ended = r, true
-				t.yield <- i
-			}()
-		} else {
-			op.waiting = false
-			op.resume <- struct{}{}
-		}
-		<-t.yield
-		if op.ended && !op.result.OK() && err == nil {
-			if r := op.result; r.Err != nil && retryable(r.Err) {
-				err = r.Err
-			} else {
-				err = errOpFailed
-			}
+// blocks reports whether operation j, earlier in the batch than i, keeps i from going on:
+// it has started or may start, has not ended and does not wait at CreateUserRows, and
+// the two may conflict.
+func (t *turns) blocks(j, i int) bool {
+	a, b := &t.ops[j], &t.ops[i]
+	if a.state == ended || a.state == parked {
+		return false
+	}
+	return !a.interleaves || !b.interleaves || a.key != "" && a.key == b.key
+}
+
+// free reports whether operation i may go on now.
+func (t *turns) free(i int) bool {
+	for j := range i {
+		if t.blocks(j, i) {
+			return false
 		}
 	}
-	// However the batch ends, every operation it started has ended when it returns.
+	return true
+}
+
+// abandon ends every operation that has started and not ended: its statements and
+// CreateUserRows fail with errAbandoned from now on.
+func (t *turns) abandon() {
+	t.failed = errAbandoned
+	for i := range t.ops {
+		for op := &t.ops[i]; op.state != notStarted && op.state != ended; {
+			op.row, op.err = queries.User{}, errAbandoned
+			t.hand(i)
+		}
+	}
+}
+
+// runTurns runs the operations of b in turns on conn, in one transaction it begins and
+// commits, and returns how many it kept (all that ran, or none and an error: errOpFailed,
+// or the database's) and whether the batch's events made deliveries due. With a
+// BeforeCommit hook the COMMIT waits for it, in a round of its own.
+func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept int, due bool, err error) {
+	t := &turns{yield: make(chan int), ops: make([]turn, len(b.ops))}
 	defer func() {
-		for i := range t.ops {
-			for t.ops[i].waiting {
-				t.ops[i].row, t.ops[i].err = queries.User{}, errAbandoned
-				hand(i, false)
-			}
+		if err != nil {
+			t.abandon()
 		}
 	}()
+	for i, op := range b.ops {
+		if key, ok := op.Interleaving(); ok {
+			t.ops[i].interleaves, t.ops[i].key = true, key
+		}
+		t.ops[i].run = func(a pgqueries.Adapter) groupcommit.Result {
+			return op.Run(turnQuerier{batchQuerier: batchQuerier{Adapter: a, b: b}, t: t, i: i})
+		}
+	}
+	// The first round begins the transaction.
+	if err := t.rounds(conn, b, []string{"BEGIN"}, nil); err != nil {
+		if errors.Is(err, errOpFailed) && len(b.ops) == 1 && t.ops[0].state == ended {
+			// A batch of one that failed by itself: its failure is its result, and
+			// nothing is kept.
+			b.results[0] = t.ops[0].result
+			return 0, false, nil
+		}
+		return 0, false, err
+	}
 	for i := range b.ops {
-		if err != nil {
-			return 0, err
-		}
-		if b.take(i) {
-			hand(i, true)
-		}
-	}
-	for err == nil {
-		var waiting []int
-		for i := range t.ops {
-			if t.ops[i].waiting {
-				waiting = append(waiting, i)
-			}
-		}
-		if len(waiting) == 0 {
-			break
-		}
-		if ferr := createUsers(ctx, a, t, waiting); ferr != nil {
-			if retryable(ferr) {
-				return 0, ferr
-			}
-			return 0, errOpFailed
-		}
-		for _, i := range waiting {
-			hand(i, false)
-		}
-	}
-	if err != nil {
-		return 0, err
-	}
-	if werr := b.writeIdempotency(ctx, a); werr != nil {
-		if retryable(werr) {
-			return 0, werr
-		}
-		return 0, errOpFailed
-	}
-	for i := range t.ops {
 		if b.run[i] {
 			b.results[i] = t.ops[i].result
 			kept++
 		}
 	}
-	return kept, nil
+	if kept == 0 {
+		return 0, false, nil // nothing to keep: the caller rolls back
+	}
+	// The last round: the batch's events and idempotency records, each a statement of
+	// its own run as an operation of these turns, and the COMMIT.
+	t.ops = t.ops[:0]
+	var emitted int64
+	end := func(fn func(a pgqueries.Adapter) error) {
+		t.ops = append(t.ops, turn{interleaves: true, run: func(a pgqueries.Adapter) groupcommit.Result {
+			return groupcommit.Result{Err: fn(a)}
+		}})
+	}
+	if len(b.events) > 0 {
+		end(func(a pgqueries.Adapter) (err error) {
+			emitted, err = a.EmitEvents(ctx, b.events)
+			return err
+		})
+	}
+	if len(b.expired) > 0 {
+		end(func(a pgqueries.Adapter) error { return a.DeleteExpiredIdempotencyKeys(ctx, b.expired) })
+	}
+	if len(b.records) > 0 {
+		end(func(a pgqueries.Adapter) error { return a.CreateIdempotencyRecords(ctx, b.records) })
+	}
+	commit := []string{"COMMIT"}
+	hook := st.beforeCommit.Load()
+	if hook != nil {
+		commit = nil
+	}
+	if err := t.rounds(conn, nil, nil, commit); err != nil {
+		return 0, false, err
+	}
+	if hook != nil {
+		if err := (*hook)(ctx, execer{conn}); err != nil {
+			return 0, false, fmt.Errorf("payments: commit: %w", err)
+		}
+		if _, err := conn.Exec(ctx, "COMMIT"); err != nil {
+			return 0, false, fmt.Errorf("payments: commit: %w", err)
+		}
+	}
+	return kept, emitted > 0, nil
 }
 
-// createUsers writes the users the operations waiting wait for, one platform after
-// another in the order of their ids (so that instances lock platforms in one order),
-// each platform's users in the order of their operations, and gives each operation its
-// answer: its user as stored, or sql.ErrNoRows when the platform does not exist. An error
-// is the statement's, which aborted the transaction.
-func createUsers(ctx context.Context, a pgqueries.Adapter, t *turns, waiting []int) error {
-	byPlatform := slices.Clone(waiting)
+// rounds runs the operations of t to their ends, in rounds; first goes before the first
+// round's statements, and last after the last round's (each checked: an error is the
+// transaction's). b is the batch whose operations t runs, or nil when t's operations are
+// its own statements (taken whatever their contexts). An operation that fails ends the
+// rounds with errOpFailed, or with its error when the database aborted the
+// transaction.
+func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) error {
+	ctx := context.Background()
+	for {
+		var batch pgx.Batch
+		for _, s := range first {
+			batch.Queue(s)
+		}
+		var sent []int
+		waiting := false // an operation is parked at CreateUserRows
+		for i := range t.ops {
+			op := &t.ops[i]
+			if op.state == ended || !t.free(i) {
+				waiting = waiting || op.state == parked
+				continue
+			}
+			switch op.state {
+			case notStarted:
+				if b != nil && !b.take(i) {
+					op.state = ended
+					continue
+				}
+				t.hand(i)
+			case answered:
+				t.hand(i)
+			}
+			if err := t.check(i); err != nil {
+				return err
+			}
+			switch op.state {
+			case queued:
+				batch.Queue(op.sql, op.args...)
+				sent = append(sent, i)
+			case parked:
+				waiting = true
+			}
+		}
+		done := len(sent) == 0 && !waiting
+		if done {
+			for _, s := range last {
+				batch.Queue(s)
+			}
+		}
+		if batch.Len() == 0 && waiting {
+			if err := createUsers(ctx, pgqueries.Over(conn), t); err != nil {
+				if retryable(err) {
+					return err
+				}
+				return errOpFailed
+			}
+			continue
+		}
+		if batch.Len() > 0 {
+			if err := t.send(ctx, conn, &batch, first, sent, done, last); err != nil {
+				return err
+			}
+		}
+		first = nil
+		if done {
+			return nil
+		}
+	}
+}
+
+// send sends a round and reads its results: first's, then each operation's in turn
+// (which goes on to its next statement), then last's.
+func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []int, done bool, last []string) (err error) {
+	t.br = conn.SendBatch(ctx, batch)
+	defer func() {
+		if cerr := t.br.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("payments: batch transaction: %w", cerr)
+		}
+		t.br = nil
+	}()
+	for _, s := range first {
+		if _, err := t.br.Exec(); err != nil {
+			return fmt.Errorf("payments: %s: %w", s, err)
+		}
+	}
+	for _, i := range sent {
+		t.hand(i)
+		if err := t.check(i); err != nil {
+			return err
+		}
+	}
+	if done {
+		for _, s := range last {
+			tag, err := t.br.Exec()
+			if err == nil && tag.String() != s {
+				err = fmt.Errorf("the server answered %s", tag) // a COMMIT that rolled back
+			}
+			if err != nil {
+				return fmt.Errorf("payments: %s: %w", s, err)
+			}
+		}
+	}
+	return nil
+}
+
+// check returns the error that ends the rounds when operation i has ended without
+// success: the database's when it aborted the transaction to break a deadlock or a
+// serialization failure (the batch is run again whole), else errOpFailed.
+func (t *turns) check(i int) error {
+	op := &t.ops[i]
+	if op.state != ended || op.result.OK() {
+		return nil
+	}
+	if r := op.result; r.Err != nil && retryable(r.Err) {
+		return r.Err
+	}
+	return errOpFailed
+}
+
+// createUsers writes the users the operations parked at CreateUserRows wait for, one
+// platform after another in the order of their ids (so that instances lock platforms in
+// one order), each platform's users in the order of their operations, and gives each
+// operation its answer: its user as stored, or sql.ErrNoRows when the platform does not
+// exist. An error is the statement's, which aborted the transaction.
+func createUsers(ctx context.Context, a pgqueries.Adapter, t *turns) error {
+	var byPlatform []int
+	for i := range t.ops {
+		if t.ops[i].state == parked {
+			byPlatform = append(byPlatform, i)
+		}
+	}
 	slices.SortStableFunc(byPlatform, func(i, j int) int {
 		return cmp.Compare(t.ops[i].rows.User.PlatformID, t.ops[j].rows.User.PlatformID)
 	})
@@ -201,6 +440,9 @@ func createUsers(ctx context.Context, a pgqueries.Adapter, t *turns, waiting []i
 		}
 		group := byPlatform[:n]
 		byPlatform = byPlatform[n:]
+		for _, i := range group {
+			t.ops[i].state = answered
+		}
 		if len(group) == 1 {
 			op := &t.ops[group[0]]
 			op.row, op.err = a.CreateUserRows(ctx, op.rows)
