@@ -68,7 +68,11 @@ func (r Result) OK() bool { return r.Err == nil && !r.Panicked }
 // a batch of its own for the lock the running batch holds. When batches run side by side,
 // a batch carries the operations of one key at most (and any without one), so that it
 // holds one such lock: batches of other keys, here or in another process, never wait for
-// it, and batches never wait for each other in a cycle.
+// it, and batches never wait for each other in a cycle. At most maxKeyless batches that
+// carry operations without a key run at once, so that such operations gather into few
+// batches (an engine whose batch costs round trips rather than operations, as PostgreSQL
+// sending a round's statements together, runs a big batch in about the time of a small
+// one), one gathering while another commits.
 type Committer struct {
 	max, runners int
 	run          func(batch []*Op) []Result
@@ -77,6 +81,7 @@ type Committer struct {
 	ready   sync.Cond           // signalled when an operation may have become takeable
 	queue   []*Op               // waiting, oldest first
 	busy    map[string]struct{} // the keys of the batches running
+	keyless int                 // the batches running that carry operations without a key
 	closed  bool
 	running sync.WaitGroup
 
@@ -169,6 +174,9 @@ func (c *Committer) loop() {
 		}
 		c.answer(batch)
 		c.mu.Lock()
+		if hasKeyless(batch) {
+			c.keyless--
+		}
 		for _, op := range batch {
 			delete(c.busy, op.key)
 		}
@@ -180,7 +188,8 @@ func (c *Committer) loop() {
 
 // take waits for operations it may take and takes, oldest first, every waiting operation
 // whose key no running batch has (up to the committer's max), and when batches run side
-// by side, of one key at most; nil once the committer is stopped.
+// by side, of one key at most, and those without a key only while fewer than maxKeyless
+// batches that carry some run; nil once the committer is stopped.
 func (c *Committer) take(batch []*Op) []*Op {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -192,7 +201,8 @@ func (c *Committer) take(batch []*Op) []*Op {
 		key := "" // the batch's one key, when batches run side by side
 		for _, op := range c.queue {
 			_, busy := c.busy[op.key]
-			takeable := op.key == "" || !busy && (c.runners == 1 || key == "" || op.key == key)
+			takeable := op.key == "" && (c.runners == 1 || c.keyless < maxKeyless) ||
+				op.key != "" && !busy && (c.runners == 1 || key == "" || op.key == key)
 			if len(batch) < c.max && takeable {
 				op.taken = true
 				batch = append(batch, op)
@@ -206,6 +216,9 @@ func (c *Committer) take(batch []*Op) []*Op {
 		clear(c.queue[len(keep):])
 		c.queue = keep
 		if len(batch) > 0 {
+			if hasKeyless(batch) {
+				c.keyless++
+			}
 			for _, op := range batch {
 				if op.key != "" {
 					c.busy[op.key] = struct{}{}
@@ -215,6 +228,14 @@ func (c *Committer) take(batch []*Op) []*Op {
 		}
 		c.ready.Wait()
 	}
+}
+
+// maxKeyless is the most batches carrying operations without a key that run at once.
+const maxKeyless = 2
+
+// hasKeyless reports whether batch carries an operation without a key.
+func hasKeyless(batch []*Op) bool {
+	return slices.ContainsFunc(batch, func(op *Op) bool { return op.key == "" })
 }
 
 // answer runs the batch and gives each operation its result, even when run panics (then

@@ -158,6 +158,29 @@ func TestCommitter(t *testing.T) {
 		wait(t, held, same)
 	})
 
+	t.Run("OKFewBatchesWithoutAKey", func(t *testing.T) {
+		// Four runners: two batches carrying writes without a key run at once, no more;
+		// a third such write waits for one of them, and a keyed write does not wait.
+		e := newEngine(t, 4)
+		release1, held1 := e.holding(t, "")
+		release2, held2 := e.holding(t, "")
+		third := e.write(t, "", 1, ok)
+		time.Sleep(20 * time.Millisecond)
+		if n := e.c.Waiting(); n != 1 {
+			t.Fatalf("%d writes waiting, want the third without a key", n)
+		}
+		if err := e.c.Write(store.WithLockKey(context.Background(), "k"), func(context.Context, store.Querier) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := e.c.Waiting(); n != 1 {
+			t.Fatalf("%d writes waiting, want the third without a key", n)
+		}
+		release1()
+		wait(t, held1, third)
+		release2()
+		wait(t, held2)
+	})
+
 	t.Run("OKOneKeyNeverRunsTwiceAtOnce", func(t *testing.T) {
 		e := newEngine(t, 4)
 		var running, most atomic.Int64
