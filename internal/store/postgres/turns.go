@@ -86,7 +86,8 @@ type turn struct {
 	row  queries.User
 	err  error
 
-	result groupcommit.Result
+	result    groupcommit.Result
+	abandoned bool // it ended because its batch failed
 }
 
 // errAbandoned is what an operation's statement or CreateUserRows returns when its batch
@@ -215,7 +216,7 @@ func (t *turns) abandon() {
 	t.failed = errAbandoned
 	for i := range t.ops {
 		for op := &t.ops[i]; op.state != notStarted && op.state != ended; {
-			op.row, op.err = queries.User{}, errAbandoned
+			op.row, op.err, op.abandoned = queries.User{}, errAbandoned, true
 			t.hand(i)
 		}
 	}
@@ -227,11 +228,6 @@ func (t *turns) abandon() {
 // BeforeCommit hook the COMMIT waits for it, in a round of its own.
 func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept int, due bool, err error) {
 	t := &turns{yield: make(chan int), ops: make([]turn, len(b.ops))}
-	defer func() {
-		if err != nil {
-			t.abandon()
-		}
-	}()
 	for i, op := range b.ops {
 		if key, ok := op.Interleaving(); ok {
 			t.ops[i].interleaves, t.ops[i].key = true, key
@@ -242,7 +238,7 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	}
 	// The first round begins the transaction.
 	if err := t.rounds(conn, b, []string{"BEGIN"}, nil); err != nil {
-		if errors.Is(err, errOpFailed) && len(b.ops) == 1 && t.ops[0].state == ended {
+		if errors.Is(err, errOpFailed) && len(b.ops) == 1 && !t.ops[0].abandoned {
 			// A batch of one that failed by itself: its failure is its result, and
 			// nothing is kept.
 			b.results[0] = t.ops[0].result
@@ -263,22 +259,17 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	// its own run as an operation of these turns, and the COMMIT.
 	t.ops = t.ops[:0]
 	var emitted int64
-	end := func(fn func(a pgqueries.Adapter) error) {
-		t.ops = append(t.ops, turn{interleaves: true, run: func(a pgqueries.Adapter) groupcommit.Result {
-			return groupcommit.Result{Err: fn(a)}
-		}})
-	}
 	if len(b.events) > 0 {
-		end(func(a pgqueries.Adapter) (err error) {
+		t.add(func(a pgqueries.Adapter) (err error) {
 			emitted, err = a.EmitEvents(ctx, b.events)
 			return err
 		})
 	}
 	if len(b.expired) > 0 {
-		end(func(a pgqueries.Adapter) error { return a.DeleteExpiredIdempotencyKeys(ctx, b.expired) })
+		t.add(func(a pgqueries.Adapter) error { return a.DeleteExpiredIdempotencyKeys(ctx, b.expired) })
 	}
 	if len(b.records) > 0 {
-		end(func(a pgqueries.Adapter) error { return a.CreateIdempotencyRecords(ctx, b.records) })
+		t.add(func(a pgqueries.Adapter) error { return a.CreateIdempotencyRecords(ctx, b.records) })
 	}
 	commit := []string{"COMMIT"}
 	hook := st.beforeCommit.Load()
@@ -304,9 +295,14 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 // transaction's). b is the batch whose operations t runs, or nil when t's operations are
 // its own statements (taken whatever their contexts). An operation that fails ends the
 // rounds with errOpFailed, or with its error when the database aborted the
-// transaction.
-func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) error {
+// transaction; every operation it started has then ended too.
+func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err error) {
 	ctx := context.Background()
+	defer func() {
+		if err != nil {
+			t.abandon()
+		}
+	}()
 	for {
 		var batch pgx.Batch
 		for _, s := range first {
@@ -347,13 +343,14 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) error {
 				batch.Queue(s)
 			}
 		}
-		if batch.Len() == 0 && waiting {
-			if err := createUsers(ctx, pgqueries.Over(conn), t); err != nil {
+		if len(sent) == 0 && waiting {
+			if err := t.createUsers(conn, first); err != nil {
 				if retryable(err) {
 					return err
 				}
 				return errOpFailed
 			}
+			first = nil
 			continue
 		}
 		if batch.Len() > 0 {
@@ -417,21 +414,36 @@ func (t *turns) check(i int) error {
 	return errOpFailed
 }
 
-// createUsers writes the users the operations parked at CreateUserRows wait for, one
-// platform after another in the order of their ids (so that instances lock platforms in
-// one order), each platform's users in the order of their operations, and gives each
-// operation its answer: its user as stored, or sql.ErrNoRows when the platform does not
-// exist. An error is the statement's, which aborted the transaction.
-func createUsers(ctx context.Context, a pgqueries.Adapter, t *turns) error {
+// add adds to t an operation of the batch's own: fn, whose statements run in turns with
+// those of t's other operations.
+func (t *turns) add(fn func(a pgqueries.Adapter) error) {
+	t.ops = append(t.ops, turn{interleaves: true, run: func(a pgqueries.Adapter) groupcommit.Result {
+		return groupcommit.Result{Err: fn(a)}
+	}})
+}
+
+// createUsers writes the users the operations parked at CreateUserRows wait for, all in
+// one round trip (after first, the transaction's BEGIN when it is still to be sent): for
+// each platform, in the order of their ids (so that instances lock platforms in one
+// order), CountNewUsers and WriteCountedUsers, or CreateUserRows for one user; each
+// platform's users in the order of their operations. Each operation gets its answer: its
+// user as stored, or sql.ErrNoRows when the platform does not exist. An error is a
+// statement's, which aborted the transaction.
+func (t *turns) createUsers(conn *pgx.Conn, first []string) error {
+	ctx := context.Background()
 	var byPlatform []int
 	for i := range t.ops {
 		if t.ops[i].state == parked {
 			byPlatform = append(byPlatform, i)
+			t.ops[i].state = answered
 		}
 	}
 	slices.SortStableFunc(byPlatform, func(i, j int) int {
 		return cmp.Compare(t.ops[i].rows.User.PlatformID, t.ops[j].rows.User.PlatformID)
 	})
+	// w runs the statements, as operations of its own each, in one round.
+	w := &turns{yield: make(chan int)}
+	var check []func() error // after the round: the statements' errors, given out
 	for len(byPlatform) > 0 {
 		platform := t.ops[byPlatform[0]].rows.User.PlatformID
 		n := 1
@@ -440,31 +452,59 @@ func createUsers(ctx context.Context, a pgqueries.Adapter, t *turns) error {
 		}
 		group := byPlatform[:n]
 		byPlatform = byPlatform[n:]
-		for _, i := range group {
-			t.ops[i].state = answered
-		}
 		if len(group) == 1 {
 			op := &t.ops[group[0]]
-			op.row, op.err = a.CreateUserRows(ctx, op.rows)
-			if op.err != nil && !errors.Is(op.err, sql.ErrNoRows) {
-				return op.err
-			}
+			w.add(func(a pgqueries.Adapter) error {
+				op.row, op.err = a.CreateUserRows(ctx, op.rows)
+				return nil
+			})
+			check = append(check, func() error {
+				if op.err != nil && !errors.Is(op.err, sql.ErrNoRows) {
+					return op.err
+				}
+				return nil
+			})
 			continue
 		}
 		users := make([]store.NewUserRows, len(group))
 		for k, i := range group {
 			users[k] = t.ops[i].rows
 		}
-		rows, err := a.CreateUsersRows(ctx, platform, users)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		for k, i := range group {
-			if err != nil {
-				t.ops[i].err = err
-			} else {
-				t.ops[i].row = rows[k]
+		var counted error
+		var rows []queries.User
+		var written error
+		w.add(func(a pgqueries.Adapter) error {
+			_, counted = a.Q.CountNewUsers(ctx, pgqueries.CountNewUsersParams{PlatformID: platform, Count: int64(len(users))})
+			return nil
+		})
+		w.add(func(a pgqueries.Adapter) error {
+			rows, written = a.WriteCountedUsers(ctx, platform, users)
+			return nil
+		})
+		check = append(check, func() error {
+			switch {
+			case errors.Is(counted, sql.ErrNoRows): // no platform: nothing written
+				for _, i := range group {
+					t.ops[i].err = sql.ErrNoRows
+				}
+			case counted != nil:
+				return counted
+			case written != nil:
+				return written
+			default:
+				for k, i := range group {
+					t.ops[i].row = rows[k]
+				}
 			}
+			return nil
+		})
+	}
+	if err := w.rounds(conn, nil, first, nil); err != nil {
+		return err
+	}
+	for _, c := range check {
+		if err := c(); err != nil {
+			return err
 		}
 	}
 	return nil

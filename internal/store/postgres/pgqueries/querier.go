@@ -58,11 +58,13 @@ type Querier interface {
 	CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error)
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
 	// PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
-	// CountNewUsers has raised the count by as many and locked the platform's row (so that
-	// this statement's snapshot, taken after that lock, sees the last writer's clock). The
-	// users are a JSON array of objects, numbered from first_pw_id in the order of their ord
-	// (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
-	// the times of the array's users before it and the platform's clock.
+	// CountNewUsers has raised the count by as many in this transaction and locked the
+	// platform's row (so that this statement's snapshot, taken after that lock, sees the
+	// last writer's clock). It may be sent in one round trip with it: the users are numbered
+	// up to the platform's count as raised, read here, not given. The users are a JSON
+	// array of objects, numbered in the order of their ord (1, 2, 3...); each is timed no
+	// earlier than the user before it: the later of its time, the times of the array's users
+	// before it and the platform's clock. No user is written when the platform does not exist.
 	CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error)
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error
 	// Webhook endpoints, deliveries and attempts, as queries/webhooks.sql; deliveries are

@@ -43,10 +43,21 @@ type newUserJSON struct {
 }
 
 // CreateUsersRows is CreateUserRows for users of one platform, in their order, in two
-// statements (CountNewUsers, then CreateUsersRows) however many they are: the users as
+// statements (CountNewUsers, then WriteCountedUsers) however many they are: the users as
 // stored, in the same order, or sql.ErrNoRows, having written nothing, when the platform
 // does not exist.
 func (a Adapter) CreateUsersRows(ctx context.Context, platformID string, users []store.NewUserRows) ([]queries.User, error) {
+	if _, err := a.Q.CountNewUsers(ctx, CountNewUsersParams{PlatformID: platformID, Count: int64(len(users))}); err != nil {
+		return nil, err
+	}
+	return a.WriteCountedUsers(ctx, platformID, users)
+}
+
+// WriteCountedUsers writes users of one platform, in their order, once CountNewUsers has
+// raised the platform's count by as many in this transaction (the two may go to the
+// server together), and returns them as stored, in the same order. Its error says how
+// many it wrote when the platform does not exist (none).
+func (a Adapter) WriteCountedUsers(ctx context.Context, platformID string, users []store.NewUserRows) ([]queries.User, error) {
 	given := make([]newUserJSON, len(users))
 	for i, u := range users {
 		given[i] = newUserJSON{
@@ -62,11 +73,7 @@ func (a Adapter) CreateUsersRows(ctx context.Context, platformID string, users [
 	if err != nil {
 		return nil, err
 	}
-	count, err := a.Q.CountNewUsers(ctx, CountNewUsersParams{PlatformID: platformID, Count: int64(len(users))})
-	if err != nil {
-		return nil, err
-	}
-	rows, err := a.Q.CreateUsersRows(ctx, CreateUsersRowsParams{PlatformID: platformID, FirstPwID: count - int64(len(users)) + 1, Users: raw})
+	rows, err := a.Q.CreateUsersRows(ctx, CreateUsersRowsParams{PlatformID: platformID, Users: raw})
 	if err != nil {
 		return nil, err
 	}

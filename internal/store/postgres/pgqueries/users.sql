@@ -79,11 +79,13 @@ RETURNING user_count;
 
 -- name: CreateUsersRows :many
 -- PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
--- CountNewUsers has raised the count by as many and locked the platform's row (so that
--- this statement's snapshot, taken after that lock, sees the last writer's clock). The
--- users are a JSON array of objects, numbered from first_pw_id in the order of their ord
--- (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
--- the times of the array's users before it and the platform's clock.
+-- CountNewUsers has raised the count by as many in this transaction and locked the
+-- platform's row (so that this statement's snapshot, taken after that lock, sees the
+-- last writer's clock). It may be sent in one round trip with it: the users are numbered
+-- up to the platform's count as raised, read here, not given. The users are a JSON
+-- array of objects, numbered in the order of their ord (1, 2, 3...); each is timed no
+-- earlier than the user before it: the later of its time, the times of the array's users
+-- before it and the platform's clock. No user is written when the platform does not exist.
 WITH given AS (
     SELECT v->>'id' AS id, v->>'name' AS name, v->>'email' AS email, v->>'email_key' AS email_key,
         v->>'phone_country_code' AS phone_country_code, v->>'phone' AS phone, v->>'wallet_id' AS wallet_id,
@@ -91,15 +93,16 @@ WITH given AS (
         v->>'timezone' AS timezone, v->>'language' AS language,
         (v->>'notifications_enabled')::bigint AS notifications_enabled,
         (v->>'two_factor_enabled')::bigint AS two_factor_enabled, (v->>'ord')::bigint AS ord,
-        sqlc.arg(first_pw_id)::bigint + (v->>'ord')::bigint - 1 AS pw_id,
+        p.user_count - jsonb_array_length(sqlc.arg(users)::jsonb) + (v->>'ord')::bigint AS pw_id,
         GREATEST(
             max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
-            (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = sqlc.arg(platform_id))
+            (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = p.id)
         ) AS at
-    FROM jsonb_array_elements(sqlc.arg(users)::jsonb) AS v
+    FROM platforms p, jsonb_array_elements(sqlc.arg(users)::jsonb) AS v
+    WHERE p.id = sqlc.arg(platform_id)
 ), clock AS (
     INSERT INTO user_clocks AS old (platform_id, last_user_at)
-    SELECT sqlc.arg(platform_id), max(at) FROM given
+    SELECT sqlc.arg(platform_id), max(at) FROM given HAVING count(*) > 0
     ON CONFLICT (platform_id) DO UPDATE SET last_user_at = GREATEST(old.last_user_at, excluded.last_user_at)
 ), u AS (
     INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)

@@ -217,15 +217,16 @@ WITH given AS (
         v->>'timezone' AS timezone, v->>'language' AS language,
         (v->>'notifications_enabled')::bigint AS notifications_enabled,
         (v->>'two_factor_enabled')::bigint AS two_factor_enabled, (v->>'ord')::bigint AS ord,
-        $1::bigint + (v->>'ord')::bigint - 1 AS pw_id,
+        p.user_count - jsonb_array_length($1::jsonb) + (v->>'ord')::bigint AS pw_id,
         GREATEST(
             max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
-            (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = $2)
+            (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = p.id)
         ) AS at
-    FROM jsonb_array_elements($3::jsonb) AS v
+    FROM platforms p, jsonb_array_elements($1::jsonb) AS v
+    WHERE p.id = $2
 ), clock AS (
     INSERT INTO user_clocks AS old (platform_id, last_user_at)
-    SELECT $2, max(at) FROM given
+    SELECT $2, max(at) FROM given HAVING count(*) > 0
     ON CONFLICT (platform_id) DO UPDATE SET last_user_at = GREATEST(old.last_user_at, excluded.last_user_at)
 ), u AS (
     INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
@@ -244,9 +245,8 @@ SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_cod
 `
 
 type CreateUsersRowsParams struct {
-	FirstPwID  int64
-	PlatformID string
 	Users      []byte
+	PlatformID string
 }
 
 type CreateUsersRowsRow struct {
@@ -264,13 +264,15 @@ type CreateUsersRowsRow struct {
 }
 
 // PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
-// CountNewUsers has raised the count by as many and locked the platform's row (so that
-// this statement's snapshot, taken after that lock, sees the last writer's clock). The
-// users are a JSON array of objects, numbered from first_pw_id in the order of their ord
-// (1, 2, 3...); each is timed no earlier than the user before it: the later of its time,
-// the times of the array's users before it and the platform's clock.
+// CountNewUsers has raised the count by as many in this transaction and locked the
+// platform's row (so that this statement's snapshot, taken after that lock, sees the
+// last writer's clock). It may be sent in one round trip with it: the users are numbered
+// up to the platform's count as raised, read here, not given. The users are a JSON
+// array of objects, numbered in the order of their ord (1, 2, 3...); each is timed no
+// earlier than the user before it: the later of its time, the times of the array's users
+// before it and the platform's clock. No user is written when the platform does not exist.
 func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error) {
-	rows, err := q.db.Query(ctx, createUsersRows, arg.FirstPwID, arg.PlatformID, arg.Users)
+	rows, err := q.db.Query(ctx, createUsersRows, arg.Users, arg.PlatformID)
 	if err != nil {
 		return nil, err
 	}
