@@ -105,8 +105,9 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	// beside them (store.WithInterleaving).
 	ctx = store.WithLockKey(ctx, "user:"+canonicalID(in.UserID))
 	ctx = store.WithInterleaving(ctx, "user:"+canonicalID(in.UserID))
+	var read userRead
 	err := s.writeRemembering(ctx, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
-		user, err := s.platformUser(ctx, q, platformID, in.UserID)
+		user, err := s.platformOwner(ctx, q, platformID, in.UserID, &read)
 		if err != nil {
 			return err
 		}
@@ -132,6 +133,7 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	if err != nil {
 		return BankAccount{}, err
 	}
+	s.remember(read)
 	return account, nil
 }
 

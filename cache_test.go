@@ -169,3 +169,62 @@ func TestUserCache(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestWriteRemembersUser: a write that changes a user's objects reads the user once and
+// caches it only when it has committed; later writes of the user take it from the cache,
+// only through the user's own platform, and a cached user is what the store holds.
+func TestWriteRemembersUser(t *testing.T) {
+	ctx := context.Background()
+	svc, _ := openPair(t, Options{})
+	svc.users = cache.New[userKey, User](8)
+	p, err := svc.CreatePlatform(ctx, "Acme", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := svc.CreatePlatform(ctx, "Globex", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := svc.CreateUser(ctx, p.PlatformID, NewUser{Name: "Ada", Email: ptrTo("ada@example.com")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := userKey{platform: p.PlatformID, user: u.UserID}
+	cached := func() bool { _, ok := svc.users.Get(key); return ok }
+	account := func(platform uuid.UUID, number string) error {
+		a, err := svc.AddBankAccount(ctx, platform, NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
+			AccountNumber: number, RoutingNumber: "021000021", AccountType: "PERSONAL_CHECKING"})
+		if err == nil && a.AccountHolderName != "Ada" {
+			err = fmt.Errorf("account held by %q, want Ada", a.AccountHolderName)
+		}
+		return err
+	}
+	if cached() {
+		t.Fatal("the user is cached before any write read it")
+	}
+	// A write that fails after reading the user does not cache it.
+	if _, err := svc.DeleteCard(ctx, p.PlatformID, u.UserID.String(), CardDeletion{CardID: uuid.NewString()}); ErrorCode(err) != CodeNotFound {
+		t.Fatalf("DeleteCard of no card: %v, want not found", err)
+	}
+	if cached() {
+		t.Error("a write that failed cached the user it read")
+	}
+	if err := account(p.PlatformID, "111111111"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := svc.users.Get(key)
+	if !ok {
+		t.Fatal("a write that committed did not cache the user it read")
+	}
+	if !reflect.DeepEqual(got, u) {
+		t.Errorf("cached %+v, want what Create User answered, %+v", got, u)
+	}
+	// From the cache: the holder's name is the user's, as read (account checks it).
+	if err := account(p.PlatformID, "222222222"); err != nil {
+		t.Fatal(err)
+	}
+	// Another platform does not find the user, cached or not.
+	if err := account(other.PlatformID, "333333333"); ErrorCode(err) != CodeNotFound {
+		t.Errorf("Add Bank Account through another platform: %v, want not found", err)
+	}
+}

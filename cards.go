@@ -108,8 +108,9 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 	// One statement changes the card: deletes of others may run beside it
 	// (store.WithInterleaving).
 	ctx = store.WithInterleaving(ctx, "card:"+cardID.String())
+	var read userRead
 	err := s.writeRemembering(ctx, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
-		user, err := s.platformUser(ctx, q, platformID, userID)
+		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
 		}
@@ -130,5 +131,6 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 	if err != nil {
 		return DeletedCard{}, err
 	}
+	s.remember(read)
 	return deleted, nil
 }

@@ -123,6 +123,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 	// A new bank is a new row; what the write reads first (the country's rules, the user,
 	// the payee) no interleaved write changes (store.WithInterleaving).
 	ctx = store.WithInterleaving(ctx, "")
+	var read userRead
 	err = s.writeRemembering(ctx, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -145,7 +146,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		if err := checked(missingShows(fields, body), err); err != nil {
 			return err
 		}
-		user, err := s.platformUser(ctx, q, platformID, userID)
+		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
 		}
@@ -180,6 +181,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 	if err != nil {
 		return PayeeBank{}, err
 	}
+	s.remember(read)
 	return b, nil
 }
 
@@ -204,8 +206,9 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 	// One statement changes the bank: deletes of others may run beside it
 	// (store.WithInterleaving).
 	ctx = store.WithInterleaving(ctx, "payee bank:"+canonicalID(bankID))
-	return s.writeRemembering(ctx, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
-		user, err := s.platformUser(ctx, q, platformID, userID)
+	var read userRead
+	err := s.writeRemembering(ctx, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
+		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
 		}
@@ -223,6 +226,10 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeBankDeleted,
 			EventData{Object: EventObject{Type: "payee_bank", ID: canonicalID(bankID), UserID: user.ID}})
 	})
+	if err == nil {
+		s.remember(read)
+	}
+	return err
 }
 
 // PayeeAddress is a payee's address for cross-border payouts, as the API shows it.

@@ -119,8 +119,9 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 	// The event says what changed from the name read first: renames of one payee run one
 	// after another (store.WithInterleaving).
 	ctx = store.WithInterleaving(ctx, "payee:"+canonicalID(in.PayeeID))
+	var read userRead
 	err := s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
-		user, err := s.platformUser(ctx, q, platformID, userID)
+		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
 		}
@@ -147,5 +148,8 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeUpdated,
 			EventData{Object: EventObject{Type: "payee", ID: row.ID, UserID: row.UserID}, Changed: &changed})
 	})
+	if err == nil {
+		s.remember(read)
+	}
 	return p, err
 }

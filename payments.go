@@ -412,6 +412,47 @@ func (s *Service) platformUser(ctx context.Context, q store.Querier, platformID 
 	return u, notFound(err, "User not found.")
 }
 
+// owner is what a write needs of the user whose objects it changes: the user's id as
+// stored, and name.
+type owner struct{ ID, Name string }
+
+// userRead is a user a write read (platformOwner), to be cached once the write has
+// committed (remember): before that it may be a user the write's own transaction
+// creates, which a failure would undo.
+type userRead struct {
+	platform uuid.UUID
+	row      *queries.User
+}
+
+// platformOwner returns the user of the platform as a write needs it: from the user
+// cache when the user was read before (a user's platform, id and name never change, and
+// users are never deleted: a user found stays found), else read in q, a statement less
+// for a write of a user already seen. It returns CodeNotFound when the platform has no
+// such user.
+func (s *Service) platformOwner(ctx context.Context, q store.Querier, platformID uuid.UUID, userID string, read *userRead) (owner, error) {
+	if u, ok := s.users.Get(userKey{platform: platformID, user: uuid.MustParse(userID)}); ok {
+		return owner{ID: u.UserID.String(), Name: u.Name}, nil
+	}
+	r, err := s.platformUser(ctx, q, platformID, userID)
+	if err != nil {
+		return owner{}, err
+	}
+	*read = userRead{platform: platformID, row: &r}
+	return owner{ID: r.ID, Name: r.Name}, nil
+}
+
+// remember caches the user a write read, once the write has committed.
+func (s *Service) remember(read userRead) {
+	if read.row == nil {
+		return
+	}
+	u, err := userFromRow(*read.row)
+	if err != nil {
+		return
+	}
+	s.users.Put(userKey{platform: read.platform, user: u.UserID}, u)
+}
+
 func jsonUnmarshal(s string, dst any) error { return json.Unmarshal([]byte(s), dst) }
 
 // newV7 returns a time-ordered (version 7) UUID: consecutive rows land next to each other
