@@ -125,24 +125,20 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		if err != nil {
 			return err
 		}
-		before, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
-		if err != nil {
-			return notFound(err, "Payee not found.") // or not the user's
-		}
-		row, err := q.RenamePayee(ctx, queries.RenamePayeeParams{
+		before, row, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{
 			Name:      in.Name,
 			UpdatedAt: new(formatTime(s.Now())),
-			ID:        before.ID,
+			ID:        canonicalID(in.PayeeID),
 			UserID:    user.ID,
 		})
 		if err != nil {
-			return err
+			return notFound(err, "Payee not found.") // or not the user's
 		}
 		if p, err = payeeFromRow(row); err != nil {
 			return err
 		}
 		changed := []string{}
-		if before.Name != row.Name {
+		if before != row.Name {
 			changed = append(changed, "name")
 		}
 		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeUpdated,

@@ -43,6 +43,11 @@ type Querier interface {
 	// write were a READ COMMITTED transaction of its own: a write calls it before it
 	// locks anything (a lock does not hold back the other writes of its batch).
 	CreateUserRows(ctx context.Context, u NewUserRows) (queries.User, error)
+	// RenameUserPayee renames a payee of a user (RenamePayee, whose ID and UserID name
+	// it) and returns its name just before, read with the payee's row locked, beside the
+	// payee as stored; sql.ErrNoRows, having changed nothing, when the user has no such
+	// payee. An engine where a statement costs a round trip (PostgreSQL) runs it as one.
+	RenameUserPayee(ctx context.Context, p queries.RenamePayeeParams) (before string, after queries.Payee, err error)
 }
 
 // NewUserRows are the rows of a new user (CreateUserRows): the user, its wallet and

@@ -74,6 +74,17 @@ func (q querier) RecordEvent(ctx context.Context, e queries.CreateEventParams) (
 	return q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: e.ID, DueAt: e.CreatedAt, PlatformID: e.PlatformID, Type: e.Type})
 }
 
+// RenameUserPayee reads the payee, then renames it: SQLite's writes are one at a time,
+// so nothing changes it between the two.
+func (q querier) RenameUserPayee(ctx context.Context, p queries.RenamePayeeParams) (string, queries.Payee, error) {
+	before, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: p.ID, UserID: p.UserID})
+	if err != nil {
+		return "", queries.Payee{}, err
+	}
+	after, err := q.RenamePayee(ctx, p)
+	return before.Name, after, err
+}
+
 // CreateUserRows writes the user, its wallet and settings one statement after another:
 // SQLite's writes are one at a time, so the time given follows the previous user's
 // already.

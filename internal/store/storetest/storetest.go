@@ -34,6 +34,7 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Read", h.testRead)
 	t.Run("Conflict", h.testConflict)
 	t.Run("LockUser", h.testLockUser)
+	t.Run("RenameUserPayee", h.testRenameUserPayee)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
 
@@ -459,6 +460,78 @@ func (h *harness) testConflict(t *testing.T) {
 	}
 	if got, ok := st.Conflict(nil); ok {
 		t.Errorf("Conflict(nil) = %q, true", got)
+	}
+}
+
+// RenameUserPayee renames a payee of a user and tells the name before: the last rename
+// committed, even one that held the payee while this one waited; a payee that is not
+// the user's is not found, and nothing changes.
+func (h *harness) testRenameUserPayee(t *testing.T) {
+	st, _ := h.open(t)
+	ctx := context.Background()
+	platformID, userID := platformWithUser(t, st, "payer@example.com")
+	var otherID string
+	write(t, st, func(ctx context.Context, q store.Querier) (err error) {
+		otherID, err = newUser(ctx, q, platformID, "other@example.com")
+		return err
+	})
+	payeeID := uuid.NewString()
+	write(t, st, func(ctx context.Context, q store.Querier) error {
+		_, err := q.CreatePayee(ctx, queries.CreatePayeeParams{ID: payeeID, UserID: userID, Name: "Ada", CreatedAt: now()})
+		return err
+	})
+	rename := func(user, name string) (before string, after queries.Payee, err error) {
+		err = st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			before, after, err = q.RenameUserPayee(ctx, queries.RenamePayeeParams{Name: name, UpdatedAt: new(now()), ID: payeeID, UserID: user})
+			return err
+		})
+		return before, after, err
+	}
+	before, after, err := rename(userID, "Bo")
+	if err != nil || before != "Ada" || after.Name != "Bo" || after.ID != payeeID || after.UserID != userID || after.UpdatedAt == nil {
+		t.Fatalf("RenameUserPayee = %q, %+v, %v; want Ada, then Bo", before, after, err)
+	}
+	if _, _, err := rename(otherID, "Cy"); !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("RenameUserPayee of another user's payee: %v, want sql.ErrNoRows", err)
+	}
+	// A rename holds the payee until its write ends; one waiting meanwhile reads its
+	// name once it has committed.
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+			if _, _, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{Name: "Di", UpdatedAt: new(now()), ID: payeeID, UserID: userID}); err != nil {
+				return err
+			}
+			select {
+			case <-held: // run again: already told
+			default:
+				close(held)
+			}
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	second := make(chan string, 1)
+	go func() {
+		before, _, err := rename(userID, "Ed")
+		if err != nil {
+			before = err.Error()
+		}
+		second <- before
+	}()
+	time.Sleep(50 * time.Millisecond) // the second waits for the payee (or for the writer)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if got := <-second; got != "Di" {
+		t.Errorf("the rename that waited read %q before it, want Di", got)
+	}
+	p, err := st.Reads().GetUserPayee(ctx, queries.GetUserPayeeParams{ID: payeeID, UserID: userID})
+	if err != nil || p.Name != "Ed" {
+		t.Errorf("GetUserPayee = %+v, %v; want Ed", p, err)
 	}
 }
 

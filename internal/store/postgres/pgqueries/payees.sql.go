@@ -109,3 +109,64 @@ func (q *Queries) RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee
 	)
 	return i, err
 }
+
+const renameUserPayee = `-- name: RenameUserPayee :one
+WITH before AS (
+    SELECT payees.id, payees.name FROM payees
+    WHERE payees.id = $1 AND payees.user_id = $2
+    FOR UPDATE
+), after AS (
+    UPDATE payees p SET name = $3, updated_at = $4
+    FROM before b
+    WHERE p.id = b.id
+    RETURNING p.id, p.user_id, p.name, p.email, p.phone_country_code, p.phone, p.created_at, p.updated_at
+)
+SELECT a.id, a.user_id, a.name, a.email, a.phone_country_code, a.phone, a.created_at, a.updated_at,
+    b.name AS before_name
+FROM after a JOIN before b ON b.id = a.id
+`
+
+type RenameUserPayeeParams struct {
+	ID        string
+	UserID    string
+	Name      string
+	UpdatedAt *string
+}
+
+type RenameUserPayeeRow struct {
+	ID               string
+	UserID           string
+	Name             string
+	Email            *string
+	PhoneCountryCode *string
+	Phone            *string
+	CreatedAt        string
+	UpdatedAt        *string
+	BeforeName       string
+}
+
+// PostgreSQL only: GetUserPayee and RenamePayee in one statement (store.Querier's
+// RenameUserPayee): the payee's row locked and read (as the last writer left it, once
+// the lock is had), then renamed; its name before beside the payee as stored. No row
+// when the user has no such payee.
+func (q *Queries) RenameUserPayee(ctx context.Context, arg RenameUserPayeeParams) (RenameUserPayeeRow, error) {
+	row := q.db.QueryRow(ctx, renameUserPayee,
+		arg.ID,
+		arg.UserID,
+		arg.Name,
+		arg.UpdatedAt,
+	)
+	var i RenameUserPayeeRow
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.Name,
+		&i.Email,
+		&i.PhoneCountryCode,
+		&i.Phone,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.BeforeName,
+	)
+	return i, err
+}

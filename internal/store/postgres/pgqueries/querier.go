@@ -159,6 +159,11 @@ type Querier interface {
 	// start, the claims of a process that died.
 	ReleaseClaims(ctx context.Context) (int64, error)
 	RenamePayee(ctx context.Context, arg RenamePayeeParams) (Payee, error)
+	// PostgreSQL only: GetUserPayee and RenamePayee in one statement (store.Querier's
+	// RenameUserPayee): the payee's row locked and read (as the last writer left it, once
+	// the lock is had), then renamed; its name before beside the payee as stored. No row
+	// when the user has no such payee.
+	RenameUserPayee(ctx context.Context, arg RenameUserPayeeParams) (RenameUserPayeeRow, error)
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
