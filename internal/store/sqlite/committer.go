@@ -42,8 +42,10 @@ type committer struct {
 	q        store.Querier
 
 	// The transaction and savepoint statements, prepared once on conn: SQLite would
-	// otherwise parse them for every batch and every operation.
+	// otherwise parse them for every batch and every operation; and the committer's own
+	// statements of q (writes.go).
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
+	raiseUserCount, insertUser                              *sql.Stmt
 
 	// For tests: a hook run in the transaction just before COMMIT.
 	beforeCommit atomic.Pointer[func(ctx context.Context, x groupcommit.Execer) error]
@@ -58,13 +60,13 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 	if c.prepared, err = queries.Prepare(ctx, c.conn); err != nil {
 		return err
 	}
-	c.q = querier{c.prepared}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
 		{&c.begin, "BEGIN IMMEDIATE"}, {&c.commit, "COMMIT"}, {&c.rollback, "ROLLBACK"},
 		{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"},
+		{&c.raiseUserCount, raiseUserCount}, {&c.insertUser, insertUser},
 	} {
 		stmt, err := c.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -72,6 +74,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 		}
 		*p.stmt = stmt
 	}
+	c.q = writeQuerier{querier: querier{c.prepared}, raiseUserCount: c.raiseUserCount, insertUser: c.insertUser}
 	return nil
 }
 
@@ -79,7 +82,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 // pool, once: the committer must have stopped.
 func (c *committer) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release} {
+	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.insertUser} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
