@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,15 +19,17 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
+// A data key, and a value sealed under it: as storetest's.
+const testKeyID, testSealed = "5eedfeed5eedfeed", "v1:5eedfeed5eedfeed:c2VhbGVk"
+
 // The committer's CreateUserRows (writes.go) returns the user exactly as stored, numbers
 // each platform's users 1, 2, 3... in the order they are written, and writes nothing for
 // a platform that does not exist; alone in its batch or many together, with some failing.
 func TestCreateUserRows(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
-	const keyID, sealed = "5eedfeed5eedfeed", "v1:5eedfeed5eedfeed:c2VhbGVk" // as storetest's
 	st, err := sqlite.Open(ctx, path, store.Config{Setup: func(ctx context.Context, q store.Querier) error {
-		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
+		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +39,7 @@ func TestCreateUserRows(t *testing.T) {
 	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, id := range platforms {
 			if err := q.CreatePlatform(ctx, queries.CreatePlatformParams{
-				ID: id, Name: "p", Environment: "sandbox", SecretSealed: sealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
+				ID: id, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
 			}); err != nil {
 				return err
 			}
@@ -158,5 +162,117 @@ func TestCreateUserRows(t *testing.T) {
 	}
 	if total := created[platforms[0]] + created[platforms[1]]; wallets != total || settings != total {
 		t.Errorf("%d wallets and %d settings for %d users", wallets, settings, total)
+	}
+}
+
+// A batch runs without savepoints until one of its operations fails; it is then run again
+// with a savepoint around each operation, so that the one that fails, or panics, is undone
+// alone, and so are the batches that follow it for a while (runBatch).
+func TestBatchRunAgainWithSavepoints(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), store.Config{Setup: func(ctx context.Context, q store.Querier) error {
+		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	// batch runs the operations together, in one batch behind a write that holds the
+	// committer until they are all queued, and returns each one's error and how many
+	// times each ran. An operation named "fail" adds its platform and fails; "panic" adds
+	// its platform and panics; any other adds its platform.
+	batch := func(names ...string) (errs []error, runs []int) {
+		started, release := make(chan struct{}), make(chan struct{})
+		held := make(chan error, 1)
+		go func() {
+			held <- st.Write(ctx, func(context.Context, store.Querier) error { close(started); <-release; return nil })
+		}()
+		<-started // the holder's batch runs: what is queued now waits for the next
+		errs, runs = make([]error, len(names)), make([]int, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() {
+					if p := recover(); p != nil {
+						errs[i] = fmt.Errorf("panicked: %v", p)
+					}
+				}()
+				errs[i] = st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+					runs[i]++
+					if err := q.CreatePlatform(ctx, queries.CreatePlatformParams{
+						ID: name + "-" + uuid.NewString(), Name: name, Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
+					}); err != nil {
+						return err
+					}
+					switch name {
+					case "fail":
+						return errors.New("failed")
+					case "panic":
+						panic("boom")
+					}
+					return nil
+				})
+			}()
+			for st.WritesWaiting() != int64(i+1) {
+				time.Sleep(time.Millisecond) // queued in order
+			}
+		}
+		close(release)
+		wg.Wait()
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		return errs, runs
+	}
+	platforms := func() int {
+		n, err := st.Reads().CountPlatforms(ctx, "sandbox")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int(n)
+	}
+
+	before := platforms()
+	errs, runs := batch("a", "b", "fail", "c", "panic", "d")
+	for i, want := range []string{"", "", "failed", "", "panicked: boom", ""} {
+		if got := fmt.Sprint(errs[i]); (errs[i] == nil) != (want == "") || want != "" && got != want {
+			t.Errorf("operation %d: %v, want %q", i, errs[i], want)
+		}
+	}
+	// Run once without savepoints up to the failure, then all again with them.
+	if want := []int{2, 2, 2, 1, 1, 1}; !slices.Equal(runs, want) {
+		t.Errorf("runs %v, want %v", runs, want)
+	}
+	if got := platforms() - before; got != 4 {
+		t.Errorf("%d platforms added, want 4 (a, b, c, d)", got)
+	}
+
+	// The next batch runs with savepoints from the start: each operation once.
+	before = platforms()
+	errs, runs = batch("e", "fail", "f")
+	if errs[0] != nil || errs[1] == nil || errs[2] != nil {
+		t.Errorf("errors %v", errs)
+	}
+	if want := []int{1, 1, 1}; !slices.Equal(runs, want) {
+		t.Errorf("runs %v, want %v", runs, want)
+	}
+	if got := platforms() - before; got != 2 {
+		t.Errorf("%d platforms added, want 2 (e, f)", got)
+	}
+
+	// Batches without failures bring back batches without savepoints.
+	for range 10 {
+		batch("g", "h")
+	}
+	before = platforms()
+	_, runs = batch("i", "fail")
+	if want := []int{2, 2}; !slices.Equal(runs, want) {
+		t.Errorf("runs %v, want %v", runs, want)
+	}
+	if got := platforms() - before; got != 1 {
+		t.Errorf("%d platforms added, want 1 (i)", got)
 	}
 }
