@@ -45,7 +45,9 @@ type committer struct {
 	// otherwise parse them for every batch and every operation; and the committer's own
 	// statements of q (writes.go).
 	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
-	raiseUserCount, insertUser                              *sql.Stmt
+	raiseUserCount, raiseKnownCount, insertUser             *sql.Stmt
+	// counts are the user counts the batch running has written (writes.go).
+	counts knownCounts
 
 	// careful counts the batches still to run with savepoints from the start (runBatch);
 	// only the committer's one runner reads and writes it.
@@ -70,7 +72,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 	}{
 		{&c.begin, "BEGIN IMMEDIATE"}, {&c.commit, "COMMIT"}, {&c.rollback, "ROLLBACK"},
 		{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"},
-		{&c.raiseUserCount, raiseUserCount}, {&c.insertUser, insertUser},
+		{&c.raiseUserCount, raiseUserCount}, {&c.raiseKnownCount, raiseKnownCount}, {&c.insertUser, insertUser},
 	} {
 		stmt, err := c.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -78,7 +80,9 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 		}
 		*p.stmt = stmt
 	}
-	c.q = writeQuerier{querier: querier{c.prepared}, raiseUserCount: c.raiseUserCount, insertUser: c.insertUser}
+	c.counts = knownCounts{}
+	c.q = writeQuerier{querier: querier{c.prepared}, raiseUserCount: c.raiseUserCount, raiseKnownCount: c.raiseKnownCount,
+		insertUser: c.insertUser, counts: c.counts}
 	return nil
 }
 
@@ -86,7 +90,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 // pool, once: the committer must have stopped.
 func (c *committer) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.insertUser} {
+	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.raiseKnownCount, c.insertUser} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -186,6 +190,7 @@ func (b *sqliteBatch) take(i int) bool {
 func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 	c := &st.commit
 	results := b.results
+	clear(c.counts) // the counts of an earlier transaction, kept or not
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
@@ -216,6 +221,9 @@ func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 		}
 		r, txErr := groupcommit.RunOp(ctx, sp, c.q, op)
 		results[i] = r
+		if !r.OK() {
+			clear(c.counts) // what the operation raised is undone
+		}
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
@@ -15,9 +16,17 @@ import (
 // (CreateUser ... RETURNING *). On the committer's connection, the count comes back from
 // the UPDATE itself and the user's row is the one given, so the insert neither reads the
 // platform again nor decodes a row: the rows written are the same.
+//
+// A batch's transaction is the only writer of the file while it runs (BEGIN IMMEDIATE),
+// and the count is written by these statements alone, so once one operation of a batch
+// has read a platform's count back, the next one of that platform knows it: it raises the
+// count without RETURNING (which builds a table for the rows it returns, then a result
+// set to read them from) and numbers its user one past. The counts known are forgotten at
+// each batch's start and whenever an operation fails (its savepoint undoes its raise).
 const (
-	raiseUserCount = `UPDATE platforms SET user_count = user_count + 1 WHERE id = ? RETURNING user_count`
-	insertUser     = `INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+	raiseUserCount  = `UPDATE platforms SET user_count = user_count + 1 WHERE id = ? RETURNING user_count`
+	raiseKnownCount = `UPDATE platforms SET user_count = user_count + 1 WHERE id = ?`
+	insertUser      = `INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
@@ -25,18 +34,28 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 // and its own for CreateUserRows.
 type writeQuerier struct {
 	querier
-	raiseUserCount, insertUser *sql.Stmt
+	raiseUserCount, raiseKnownCount, insertUser *sql.Stmt
+	// counts are the user counts of platforms the batch's transaction has raised so far,
+	// by platform id: the committer clears it (knownCounts).
+	counts knownCounts
+}
+
+// knownCounts are the user counts a batch has written, by platform id.
+type knownCounts map[string]int64
+
+// CountNewUser raises the platform's count as the shared query does, and forgets what
+// the batch knew of it.
+func (q writeQuerier) CountNewUser(ctx context.Context, id string) (int64, error) {
+	delete(q.counts, id)
+	return q.querier.CountNewUser(ctx, id)
 }
 
 // CreateUserRows is querier.CreateUserRows in two statements fewer to read: the count
 // raised is the user's pw_id, and the user as stored is the row given, numbered and
 // without verification, its row_id the insert's.
 func (q writeQuerier) CreateUserRows(ctx context.Context, u store.NewUserRows) (queries.User, error) {
-	var pwID int64
-	if err := q.raiseUserCount.QueryRowContext(ctx, u.User.PlatformID).Scan(&pwID); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return queries.User{}, sql.ErrNoRows // no such platform: nothing written
-		}
+	pwID, err := q.raiseCount(ctx, u.User.PlatformID)
+	if err != nil {
 		return queries.User{}, err
 	}
 	p := u.User
@@ -54,6 +73,32 @@ func (q writeQuerier) CreateUserRows(ctx context.Context, u store.NewUserRows) (
 	}
 	ownValues(&row)
 	return row, createUserOwnRows(ctx, q.Queries, row, u)
+}
+
+// raiseCount raises the platform's user count and returns it: sql.ErrNoRows, having
+// written nothing, when there is no such platform.
+func (q writeQuerier) raiseCount(ctx context.Context, platformID string) (int64, error) {
+	if n, ok := q.counts[platformID]; ok {
+		delete(q.counts, platformID) // known again once raised
+		res, err := q.raiseKnownCount.ExecContext(ctx, platformID)
+		if err != nil {
+			return 0, err
+		}
+		if raised, err := res.RowsAffected(); err != nil || raised != 1 {
+			return 0, fmt.Errorf("payments: the user count of platform %s raised %d times (%v)", platformID, raised, err)
+		}
+		q.counts[platformID] = n + 1
+		return n + 1, nil
+	}
+	var n int64
+	if err := q.raiseUserCount.QueryRowContext(ctx, platformID).Scan(&n); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, sql.ErrNoRows // no such platform: nothing written
+		}
+		return 0, err
+	}
+	q.counts[platformID] = n
+	return n, nil
 }
 
 // ownValues points the row's optional values at copies of their own, as a row read back

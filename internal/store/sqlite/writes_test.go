@@ -277,3 +277,130 @@ func TestBatchRunAgainWithSavepoints(t *testing.T) {
 		t.Errorf("%d platforms added, want 1 (i)", got)
 	}
 }
+
+// inOneBatch runs fns as write operations of one batch, queued in order behind a write
+// that holds the committer until they all wait, and returns each one's error (a panic
+// reported as an error).
+func inOneBatch(t *testing.T, st *sqlite.Store, fns ...func(ctx context.Context, q store.Querier) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	started, release := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- st.Write(ctx, func(context.Context, store.Querier) error { close(started); <-release; return nil })
+	}()
+	<-started // the holder's batch runs: what is queued now waits for the next
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = fmt.Errorf("panicked: %v", p)
+				}
+			}()
+			errs[i] = st.Write(ctx, fn)
+		}()
+		for st.WritesWaiting() != int64(i+1) {
+			time.Sleep(time.Millisecond) // queued in order
+		}
+	}
+	close(release)
+	wg.Wait()
+	if err := <-held; err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
+// The counts a batch knows (writes.go) number every user one past the one before, also
+// when an operation that raised a count fails after it (its raise undone), and when the
+// count is raised by the shared query in between.
+func TestCreateUserRowsKnownCounts(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.db")
+	st, err := sqlite.Open(ctx, path, store.Config{Setup: func(ctx context.Context, q store.Querier) error {
+		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	platformID := uuid.NewString()
+	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
+			ID: platformID, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	returned := map[string]int64{} // pw_id by user id, as CreateUserRows returned it
+	create := func(fail string) func(ctx context.Context, q store.Querier) error {
+		return func(ctx context.Context, q store.Querier) error {
+			u, err := q.CreateUserRows(ctx, store.NewUserRows{
+				User:     queries.CreateUserParams{ID: uuid.NewString(), PlatformID: platformID, Name: "u", CreatedAt: "2024-01-02T03:04:05.000000Z"},
+				Wallet:   queries.CreateWalletParams{ID: uuid.NewString(), Currency: "USD"},
+				Settings: queries.CreateUserSettingsParams{Currency: "USD", Timezone: "UTC", Language: "en", NotificationsEnabled: 1},
+			})
+			if err != nil {
+				return err
+			}
+			switch fail {
+			case "fail":
+				return errors.New("failed after its create")
+			case "panic":
+				panic("after its create")
+			case "count":
+				if _, err := q.CountNewUser(ctx, platformID); err != nil { // a user numbered by the shared query
+					return err
+				}
+				if _, err := q.CreateUser(ctx, queries.CreateUserParams{ID: uuid.NewString(), PlatformID: platformID, Name: "v", CreatedAt: "2024-01-02T03:04:05.000000Z"}); err != nil {
+					return err
+				}
+			}
+			mu.Lock()
+			returned[u.ID] = u.PwID
+			mu.Unlock()
+			return nil
+		}
+	}
+	// The first batch fails once without savepoints, the second runs with them from the
+	// start, the third again without, with a count raised in between.
+	for _, kinds := range [][]string{
+		{"", "", "fail", "", "panic", ""},
+		{"", "fail", "", "", "panic", "", ""},
+		{"", "", "count", "", ""},
+	} {
+		var fns []func(ctx context.Context, q store.Querier) error
+		for _, k := range kinds {
+			fns = append(fns, create(k))
+		}
+		for i, err := range inOneBatch(t, st, fns...) {
+			if (err != nil) != (kinds[i] == "fail" || kinds[i] == "panic") {
+				t.Errorf("%v: operation %d: %v", kinds, i, err)
+			}
+		}
+	}
+	page, err := st.Reads().ListUsersPage(ctx, queries.ListUsersPageParams{PlatformID: platformID, PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range page {
+		if u.PwID != int64(i+1) {
+			t.Errorf("user %d of the list has pw_id %d", i+1, u.PwID)
+		}
+		if want, ok := returned[u.ID]; ok && want != u.PwID {
+			t.Errorf("user %s: CreateUserRows returned pw_id %d, stored %d", u.ID, want, u.PwID)
+		}
+	}
+	p, err := st.Reads().GetPlatform(ctx, platformID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(4 + 5 + 5 + 1); p.UserCount != want || int64(len(page)) != want {
+		t.Errorf("user count %d, %d users listed, want %d", p.UserCount, len(page), want)
+	}
+}
