@@ -44,10 +44,10 @@ type committer struct {
 	// The transaction and savepoint statements, prepared once on conn: SQLite would
 	// otherwise parse them for every batch and every operation; and the committer's own
 	// statements of q (writes.go).
-	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
-	raiseUserCount, raiseKnownCount, insertUser             *sql.Stmt
-	// counts are the user counts the batch running has written (writes.go).
-	counts knownCounts
+	begin, commit, rollback, savepoint, rollbackTo, release   *sql.Stmt
+	raiseUserCount, raiseKnownCount, insertUser, hasEndpoints *sql.Stmt
+	// known is what the batch running has learnt (writes.go).
+	known batchKnowledge
 
 	// careful counts the batches still to run with savepoints from the start (runBatch);
 	// only the committer's one runner reads and writes it.
@@ -73,6 +73,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 		{&c.begin, "BEGIN IMMEDIATE"}, {&c.commit, "COMMIT"}, {&c.rollback, "ROLLBACK"},
 		{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"},
 		{&c.raiseUserCount, raiseUserCount}, {&c.raiseKnownCount, raiseKnownCount}, {&c.insertUser, insertUser},
+		{&c.hasEndpoints, hasEndpoints},
 	} {
 		stmt, err := c.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -80,9 +81,9 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 		}
 		*p.stmt = stmt
 	}
-	c.counts = knownCounts{}
+	c.known = batchKnowledge{counts: knownCounts{}, endpointless: map[string]bool{}}
 	c.q = writeQuerier{querier: querier{c.prepared}, raiseUserCount: c.raiseUserCount, raiseKnownCount: c.raiseKnownCount,
-		insertUser: c.insertUser, counts: c.counts}
+		insertUser: c.insertUser, hasEndpoints: c.hasEndpoints, batchKnowledge: c.known}
 	return nil
 }
 
@@ -90,7 +91,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 // pool, once: the committer must have stopped.
 func (c *committer) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.raiseKnownCount, c.insertUser} {
+	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.raiseKnownCount, c.insertUser, c.hasEndpoints} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -190,7 +191,7 @@ func (b *sqliteBatch) take(i int) bool {
 func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 	c := &st.commit
 	results := b.results
-	clear(c.counts) // the counts of an earlier transaction, kept or not
+	c.known.forget() // what an earlier transaction learnt, kept or not
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
@@ -222,7 +223,7 @@ func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 		r, txErr := groupcommit.RunOp(ctx, sp, c.q, op)
 		results[i] = r
 		if !r.OK() {
-			clear(c.counts) // what the operation raised is undone
+			c.known.forget() // what the operation wrote is undone
 		}
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the

@@ -28,20 +28,111 @@ const (
 	raiseKnownCount = `UPDATE platforms SET user_count = user_count + 1 WHERE id = ?`
 	insertUser      = `INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// Whether FanOutEvent can find an endpoint of the platform (RecordEvent).
+	hasEndpoints = `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE platform_id = ? AND status = 'enabled' AND deleted_at IS NULL)`
 )
 
 // writeQuerier is the committer's querier: the statements prepared on its connection,
-// and its own for CreateUserRows.
+// and its own for CreateUserRows and RecordEvent.
 type writeQuerier struct {
 	querier
-	raiseUserCount, raiseKnownCount, insertUser *sql.Stmt
+	raiseUserCount, raiseKnownCount, insertUser, hasEndpoints *sql.Stmt
 	// counts are the user counts of platforms the batch's transaction has raised so far,
-	// by platform id: the committer clears it (knownCounts).
-	counts knownCounts
+	// by platform id; endpointless the platforms it has found without an enabled
+	// endpoint. The committer clears both (batchKnowledge).
+	batchKnowledge
+}
+
+// batchKnowledge is what a batch's transaction has learnt of the rows only it writes
+// while it runs, to spare its later operations a statement: forgotten at the batch's
+// start and whenever an operation fails.
+type batchKnowledge struct {
+	counts       knownCounts
+	endpointless map[string]bool
+}
+
+func (k batchKnowledge) forget() {
+	clear(k.counts)
+	clear(k.endpointless)
 }
 
 // knownCounts are the user counts a batch has written, by platform id.
 type knownCounts map[string]int64
+
+// RecordEvent runs CreateEvent and FanOutEvent, as querier.RecordEvent does, but for a
+// platform the batch has found without an enabled endpoint, whose fan-out would write
+// nothing: one look per platform and batch instead of a fan-out per event. The endpoints'
+// every write below forgets what was found.
+func (q writeQuerier) RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error) {
+	if err := q.CreateEvent(ctx, e); err != nil {
+		return 0, err
+	}
+	if q.endpointless[e.PlatformID] {
+		return 0, nil
+	}
+	var has bool
+	if err := q.hasEndpoints.QueryRowContext(ctx, e.PlatformID).Scan(&has); err != nil {
+		return 0, err
+	}
+	if !has {
+		q.endpointless[e.PlatformID] = true
+		return 0, nil
+	}
+	return q.FanOutEvent(ctx, queries.FanOutEventParams{EventID: e.ID, DueAt: e.CreatedAt, PlatformID: e.PlatformID, Type: e.Type})
+}
+
+// The writes of webhook endpoints and their subscriptions: each forgets which platforms
+// have no enabled endpoint (TestEndpointWritesForget keeps this list whole).
+
+func (q writeQuerier) CreateWebhookEndpoint(ctx context.Context, arg queries.CreateWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	clear(q.endpointless)
+	return q.querier.CreateWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) AddWebhookSubscription(ctx context.Context, arg queries.AddWebhookSubscriptionParams) error {
+	clear(q.endpointless)
+	return q.querier.AddWebhookSubscription(ctx, arg)
+}
+
+func (q writeQuerier) DeleteWebhookEndpoint(ctx context.Context, arg queries.DeleteWebhookEndpointParams) (int64, error) {
+	clear(q.endpointless)
+	return q.querier.DeleteWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) EnableWebhookEndpoint(ctx context.Context, arg queries.EnableWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	clear(q.endpointless)
+	return q.querier.EnableWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) RotateWebhookSecret(ctx context.Context, arg queries.RotateWebhookSecretParams) (queries.WebhookEndpoint, error) {
+	clear(q.endpointless)
+	return q.querier.RotateWebhookSecret(ctx, arg)
+}
+
+func (q writeQuerier) DisableWebhookEndpoint(ctx context.Context, arg queries.DisableWebhookEndpointParams) error {
+	clear(q.endpointless)
+	return q.querier.DisableWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) MarkEndpointFailing(ctx context.Context, arg queries.MarkEndpointFailingParams) (string, error) {
+	clear(q.endpointless)
+	return q.querier.MarkEndpointFailing(ctx, arg)
+}
+
+func (q writeQuerier) MarkEndpointSucceeding(ctx context.Context, id string) error {
+	clear(q.endpointless)
+	return q.querier.MarkEndpointSucceeding(ctx, id)
+}
+
+func (q writeQuerier) SetWebhookSecret(ctx context.Context, arg queries.SetWebhookSecretParams) error {
+	clear(q.endpointless)
+	return q.querier.SetWebhookSecret(ctx, arg)
+}
+
+func (q writeQuerier) SetWebhookPreviousSecret(ctx context.Context, arg queries.SetWebhookPreviousSecretParams) error {
+	clear(q.endpointless)
+	return q.querier.SetWebhookPreviousSecret(ctx, arg)
+}
 
 // CountNewUser raises the platform's count as the shared query does, and forgets what
 // the batch knew of it.

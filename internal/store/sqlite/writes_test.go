@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -402,5 +405,120 @@ func TestCreateUserRowsKnownCounts(t *testing.T) {
 	}
 	if want := int64(4 + 5 + 5 + 1); p.UserCount != want || int64(len(page)) != want {
 		t.Errorf("user count %d, %d users listed, want %d", p.UserCount, len(page), want)
+	}
+}
+
+// Every query that writes webhook endpoints or their subscriptions is one of the
+// committer's, which forgets which platforms have no enabled endpoint (writes.go): one
+// left out would let a batch skip the fan-out of an endpoint it has just made.
+func TestEndpointWritesForget(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "queries", "*.sql"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no queries: %v", err)
+	}
+	src, err := os.ReadFile("writes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := regexp.MustCompile(`(?is)\b(INSERT\s+(OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE(\s+OR\s+\w+)?|DELETE\s+FROM)\s+webhook_(endpoints|subscriptions)\b`)
+	found := 0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range strings.Split(string(raw), "-- name: ")[1:] {
+			name := strings.Fields(q)[0]
+			var body []string
+			for _, line := range strings.Split(q, "\n")[1:] {
+				if !strings.HasPrefix(strings.TrimSpace(line), "--") {
+					body = append(body, line)
+				}
+			}
+			if !writes.MatchString(strings.Join(body, "\n")) {
+				continue
+			}
+			found++
+			if !strings.Contains(string(src), "func (q writeQuerier) "+name+"(") {
+				t.Errorf("%s (%s) writes webhook endpoints: writeQuerier must forget the platforms without one", name, filepath.Base(f))
+			}
+		}
+	}
+	if found < 10 {
+		t.Errorf("found %d queries writing webhook endpoints, want at least 10", found)
+	}
+}
+
+// A batch that has found a platform without an enabled endpoint fans the platform's next
+// events out to none, until an endpoint is written: then its events reach it again, and
+// an endpoint undone with its operation is forgotten with it.
+func TestRecordEventEndpointless(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), store.Config{Setup: func(ctx context.Context, q store.Querier) error {
+		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	platformID := uuid.NewString()
+	const at = "2024-01-02T03:04:05.000000Z"
+	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+		return q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: platformID, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: at})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	delivered := map[string]int64{}
+	event := func(name string) func(ctx context.Context, q store.Querier) error {
+		return func(ctx context.Context, q store.Querier) error {
+			n, err := q.RecordEvent(ctx, queries.CreateEventParams{ID: uuid.NewString(), PlatformID: platformID, Type: "user.created", CreatedAt: at, Payload: "{}"})
+			mu.Lock()
+			delivered[name] = n
+			mu.Unlock()
+			return err
+		}
+	}
+	endpoint := func(fail bool) func(ctx context.Context, q store.Querier) error {
+		return func(ctx context.Context, q store.Querier) error {
+			if _, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
+				ID: uuid.NewString(), PlatformID: platformID, Url: "https://example.com/hook", AllEvents: 1, SecretSealed: testSealed, CreatedAt: at,
+			}); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("failed after its endpoint")
+			}
+			return nil
+		}
+	}
+	for _, round := range []struct {
+		fns  []func(ctx context.Context, q store.Querier) error
+		want map[string]int64
+	}{
+		{ // none, then an endpoint undone with its operation, then none again
+			fns:  []func(ctx context.Context, q store.Querier) error{event("a1"), event("a2"), endpoint(true), event("a3")},
+			want: map[string]int64{"a1": 0, "a2": 0, "a3": 0},
+		},
+		{ // none, then an endpoint: the events after it reach it
+			fns:  []func(ctx context.Context, q store.Querier) error{event("b1"), event("b2"), endpoint(false), event("b3"), event("b4")},
+			want: map[string]int64{"b1": 0, "b2": 0, "b3": 1, "b4": 1},
+		},
+		{ // the next batch knows nothing of the last
+			fns:  []func(ctx context.Context, q store.Querier) error{event("c1"), event("c2")},
+			want: map[string]int64{"c1": 1, "c2": 1},
+		},
+	} {
+		errs := inOneBatch(t, st, round.fns...)
+		for i, err := range errs {
+			if (err != nil) != (i == 2 && len(round.fns) == 4) {
+				t.Errorf("operation %d: %v", i, err)
+			}
+		}
+		for name, want := range round.want {
+			if got := delivered[name]; got != want {
+				t.Errorf("event %s: %d deliveries, want %d", name, got, want)
+			}
+		}
 	}
 }
