@@ -99,3 +99,6 @@ func (s *Service) ShortenWriteWait(ms int) {
 		return err
 	})
 }
+
+// EventJSON is how emit writes an event's payload.
+var EventJSON = eventJSON

@@ -62,8 +62,13 @@ func (s *server) updatePayee(ctx context.Context, svc *payments.Service, c *call
 	return s.success(svc.Idempotent(c.idem).UpdatePayee(ctx, c.platform, c.path("user_id"), in))
 }
 
+// createUser answers with the user's JSON written without reflection (userJSON).
 func (s *server) createUser(ctx context.Context, svc *payments.Service, c *call, in payments.NewUser) (any, error) {
-	return s.success(svc.Idempotent(c.idem).CreateUser(ctx, c.platform, in))
+	u, err := svc.Idempotent(c.idem).CreateUser(ctx, c.platform, in)
+	if err != nil {
+		return nil, err
+	}
+	return rendered{data: userJSON(u), at: s.svc.Now().Unix()}, nil
 }
 
 // listUsers answers in List Users' own envelope.

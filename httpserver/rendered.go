@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -68,10 +69,57 @@ func (r renderedUsers) json(u payments.User) []byte {
 	if m, ok := r.m.Get(u.UserID); ok && sameUser(m.user, u) {
 		return m.json
 	}
-	b := bytes.TrimSuffix(encodeJSON(http.StatusOK, u), []byte("\n"))
+	b := userJSON(u)
 	r.m.Put(u.UserID, renderedUser{user: u, json: b})
 	return b
 }
+
+// userJSON returns u's JSON as writeJSON encodes it (without the newline), written without
+// reflection when every text of u is printable ASCII (what encoding/json writes as it is).
+func userJSON(u payments.User) []byte {
+	_, offset := u.CreatedAt.Zone()
+	if year := u.CreatedAt.Year(); year < 0 || year > 9999 || offset%60 != 0 || offset <= -24*3600 || offset >= 24*3600 ||
+		!plainText(u.Name) || !plainTextPtr(u.Email) || !plainTextPtr(u.PhoneCountryCode) || !plainTextPtr(u.Phone) {
+		return bytes.TrimSuffix(encodeJSON(http.StatusOK, u), []byte("\n"))
+	}
+	b := make([]byte, 0, 160+len(u.Name))
+	b = append(b, `{"pw_id":`...)
+	b = strconv.AppendInt(b, u.PwID, 10)
+	b = append(b, `,"user_id":"`...)
+	b = append(b, u.UserID.String()...)
+	b = append(b, `","name":"`...)
+	b = append(b, u.Name...)
+	b = append(b, '"')
+	for _, f := range [...]struct {
+		name  string
+		value *string
+	}{{`,"email":`, u.Email}, {`,"phone_country_code":`, u.PhoneCountryCode}, {`,"phone":`, u.Phone}} {
+		b = append(b, f.name...)
+		if f.value == nil {
+			b = append(b, "null"...)
+			continue
+		}
+		b = append(b, '"')
+		b = append(b, *f.value...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"created_at":"`...)
+	b = u.CreatedAt.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
+}
+
+// plainText reports whether s is written in JSON as it is, HTML characters unescaped
+// (writeJSON's encoder): printable ASCII but the quote and the backslash.
+func plainText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func plainTextPtr(s *string) bool { return s == nil || plainText(*s) }
 
 // sameUser reports whether a and b are encoded alike: every field equal, pointers by what
 // they point to, the creation times in the same location.

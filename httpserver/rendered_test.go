@@ -137,3 +137,29 @@ func copyUser(u payments.User) payments.User {
 	}
 	return u
 }
+
+// TestUserJSON: userJSON writes what encodeJSON writes, byte for byte, whether it writes
+// the user itself (printable ASCII) or leaves it to encoding/json.
+func TestUserJSON(t *testing.T) {
+	text := func(s string) *string { return &s }
+	created := time.Date(2026, 11, 25, 14, 25, 42, 257113000, time.UTC)
+	times := []time.Time{created, created.Truncate(time.Second), created.Truncate(time.Millisecond), {},
+		created.In(time.FixedZone("plus", 5*3600+30*60)), created.In(time.FixedZone("odd", 7))}
+	texts := []*string{nil, text(""), text("ada@example.com"), text("+44"), text(`q"uote`), text(`back\slash`),
+		text("<&>"), text("tab\t"), text("\x7f"), text("é"), text("\u2028"), text("\xff")}
+	for _, u := range renderedCases() {
+		for _, at := range times {
+			for i, s := range texts {
+				u.CreatedAt = at
+				u.Email, u.PhoneCountryCode, u.Phone = s, texts[(i+1)%len(texts)], texts[(i+5)%len(texts)]
+				if s != nil {
+					u.Name = *s
+				}
+				want := string(encodeJSON(200, u))
+				if got := string(userJSON(u)) + "\n"; got != want {
+					t.Fatalf("%+v:\n got %s\nwant %s", u, got, want)
+				}
+			}
+		}
+	}
+}

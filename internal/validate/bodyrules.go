@@ -26,6 +26,7 @@ const ruleKeyword = "x-rule"
 type bodyRule struct {
 	reason string
 	schema *jsonschema.Schema
+	plain  *plainCheck // nil: none (plaincheck.go)
 }
 
 // takeBodyRules takes the rules out of the body allOf of each request schema in docs (by
@@ -126,7 +127,7 @@ func (v *Validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]
 			if err != nil {
 				return err
 			}
-			v.rules[name] = append(v.rules[name], bodyRule{reason: ruleReason(v.docs, target), schema: sch})
+			v.rules[name] = append(v.rules[name], bodyRule{reason: ruleReason(v.docs, target), schema: sch, plain: compilePlainCheck(sch, v.formats)})
 		}
 	}
 	return nil
@@ -136,6 +137,9 @@ func (v *Validator) compileBodyRules(c *jsonschema.Compiler, rules map[string][]
 // schema: the first failing one is the 422.
 func (v *Validator) validateBodyRules(name string, body any) ([]FieldError, error) {
 	for _, r := range v.rules[name] {
+		if r.plain != nil && r.plain.valid(body) {
+			continue // what r.schema.Validate(body) == nil leads to
+		}
 		err := r.schema.Validate(body)
 		if _, failed := err.(*jsonschema.ValidationError); failed {
 			return []FieldError{ruleError(body, r.reason, "body")}, nil

@@ -25,10 +25,18 @@ func ParseBody(raw []byte) (any, *FieldError) {
 		}
 		return nil, jsonInvalid(utf8.RuneCount(raw[:i]), "Invalid UTF-8")
 	}
-	// encoding/json is the fast judge of the well-formed; the scanner, bounded in depth,
-	// says where a refused text goes wrong (or where it nests too deep), as Python would.
-	// Both cost one pass and memory bounded by MaxDepth, whatever the body.
-	if tooDeep(raw) || !json.Valid(raw) {
+	// encoding/json is the fast judge of the well-formed: a text it decodes whole, with
+	// nothing but whitespace after the value, is what json.Valid accepts, judged in the
+	// decoder's own pass. The scanner, bounded in depth, says where a refused text goes
+	// wrong (or where it nests too deep), as Python would. Each costs one pass and memory
+	// bounded by MaxDepth, whatever the body.
+	deep := tooDeep(raw)
+	if !deep {
+		if v, ok := decodeWhole(raw); ok {
+			return v, nil
+		}
+	}
+	if deep || !json.Valid(raw) {
 		pos, msg, ok := jsonSyntaxError(raw)
 		if !ok { // both refused it: only a fault of ours gets here
 			pos, msg = 0, "Expecting value"
@@ -52,6 +60,23 @@ func DecodeJSON(raw []byte) (any, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// decodeWhole decodes raw as DecodeJSON does, and reports whether raw is that one value
+// and whitespace alone (what json.Valid accepts).
+func decodeWhole(raw []byte) (any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	for _, c := range raw[dec.InputOffset():] {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return nil, false
+		}
+	}
+	return v, true
 }
 
 // jsonInvalid is pydantic's entry for a body that is not JSON, at a character offset.

@@ -14,10 +14,10 @@ import (
 )
 
 // Group commit (groupcommit, with one runner: SQLite has one writer): the operations
-// waiting together run in one immediate transaction, each inside a savepoint of its own,
-// which commits once (one fsync, synchronous=FULL) before any caller is answered. An
-// operation that fails rolls back to its savepoint alone; a failed commit fails every
-// operation of the batch.
+// waiting together run in one immediate transaction, which commits once (one fsync,
+// synchronous=FULL) before any caller is answered. An operation that fails is undone
+// alone: its batch runs again with each operation inside a savepoint of its own (runBatch
+// says when); a failed commit fails every operation of the batch.
 
 // The operations of one transaction are bounded by store.MaxBatch, so that no caller
 // waits behind an unbounded queue: about 10 ms of work on the machines we run on.
@@ -42,8 +42,16 @@ type committer struct {
 	q        store.Querier
 
 	// The transaction and savepoint statements, prepared once on conn: SQLite would
-	// otherwise parse them for every batch and every operation.
-	begin, commit, rollback, savepoint, rollbackTo, release *sql.Stmt
+	// otherwise parse them for every batch and every operation; and the committer's own
+	// statements of q (writes.go).
+	begin, commit, rollback, savepoint, rollbackTo, release   *sql.Stmt
+	raiseUserCount, raiseKnownCount, insertUser, hasEndpoints *sql.Stmt
+	// known is what the batch running has learnt (writes.go).
+	known batchKnowledge
+
+	// careful counts the batches still to run with savepoints from the start (runBatch);
+	// only the committer's one runner reads and writes it.
+	careful int
 
 	// For tests: a hook run in the transaction just before COMMIT.
 	beforeCommit atomic.Pointer[func(ctx context.Context, x groupcommit.Execer) error]
@@ -58,13 +66,14 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 	if c.prepared, err = queries.Prepare(ctx, c.conn); err != nil {
 		return err
 	}
-	c.q = querier{c.prepared}
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
 		{&c.begin, "BEGIN IMMEDIATE"}, {&c.commit, "COMMIT"}, {&c.rollback, "ROLLBACK"},
 		{&c.savepoint, "SAVEPOINT op"}, {&c.rollbackTo, "ROLLBACK TO op"}, {&c.release, "RELEASE op"},
+		{&c.raiseUserCount, raiseUserCount}, {&c.raiseKnownCount, raiseKnownCount}, {&c.insertUser, insertUser},
+		{&c.hasEndpoints, hasEndpoints},
 	} {
 		stmt, err := c.conn.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -72,6 +81,9 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 		}
 		*p.stmt = stmt
 	}
+	c.known = batchKnowledge{counts: knownCounts{}, endpointless: map[string]bool{}}
+	c.q = writeQuerier{querier: querier{c.prepared}, raiseUserCount: c.raiseUserCount, raiseKnownCount: c.raiseKnownCount,
+		insertUser: c.insertUser, hasEndpoints: c.hasEndpoints, batchKnowledge: c.known}
 	return nil
 }
 
@@ -79,7 +91,7 @@ func (c *committer) prepare(ctx context.Context, writer *sql.DB) (err error) {
 // pool, once: the committer must have stopped.
 func (c *committer) close() error {
 	var errs []error
-	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release} {
+	for _, stmt := range []*sql.Stmt{c.begin, c.commit, c.rollback, c.savepoint, c.rollbackTo, c.release, c.raiseUserCount, c.raiseKnownCount, c.insertUser, c.hasEndpoints} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
@@ -122,18 +134,74 @@ func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store
 	return st.commit.queue.Write(ctx, fn)
 }
 
+// A savepoint costs more than its two statements: SQLite copies every page an operation
+// changes first into the savepoint's journal, the same pages (the tables' and indexes'
+// last leaves) for each operation of a batch, about a tenth of a Create User's time in
+// the committer. So a batch of several runs first without savepoints, and when one of
+// its operations fails it is rolled back whole and run again with a savepoint around
+// each operation, where the one that fails is undone alone (Store.Write's fn may run more
+// than once). Failures come in runs (a client repeating a conflict), so once a batch has
+// failed the next carefulBatches batches run with savepoints from the start: failing
+// operations then cost at most one batch run again in carefulBatches + 1.
+const carefulBatches = 8
+
 // runBatch runs the operations of batch in one transaction and returns their results.
 func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 	c := &st.commit
-	results := make([]groupcommit.Result, len(batch))
+	b := &sqliteBatch{ops: batch, results: make([]groupcommit.Result, len(batch)), run: make([]bool, len(batch)), turned: make([]bool, len(batch))}
+	// An operation alone in its batch needs no savepoint: the transaction is its own, and
+	// is rolled back whole when it fails.
+	careful := len(batch) > 1 && c.careful > 0
+	if c.careful > 0 {
+		c.careful--
+	}
+	if !st.tryBatch(b, careful) {
+		c.careful = carefulBatches
+		st.tryBatch(b, true)
+	}
+	return b.results
+}
+
+// sqliteBatch is a batch of operations, their results, and which of them had their turn
+// (turned) and are run (run: not given up before it).
+type sqliteBatch struct {
+	ops         []*groupcommit.Op
+	results     []groupcommit.Result
+	run, turned []bool
+}
+
+// take reports whether the operation i of b is to run now: an operation given up before
+// its turn (its first) is never run, and gets its context's error.
+func (b *sqliteBatch) take(i int) bool {
+	if !b.turned[i] {
+		b.turned[i] = true
+		if err := b.ops[i].GivenUp(); err != nil {
+			b.results[i] = groupcommit.Result{Err: err}
+			return false
+		}
+		b.run[i] = true
+	}
+	return b.run[i]
+}
+
+// tryBatch runs the operations of b in one transaction, each in a savepoint of its own
+// when careful, and commits what succeeded, leaving each operation's result in b. It
+// reports false, having rolled back everything, when an operation of several failed
+// without a savepoint: the batch is to be run again, carefully.
+func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
+	c := &st.commit
+	results := b.results
+	c.known.forget() // what an earlier transaction learnt, kept or not
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
 	if _, err := c.begin.ExecContext(ctx); err != nil {
 		for i := range results {
-			results[i].Err = fmt.Errorf("payments: begin: %w", err)
+			if !b.turned[i] || b.run[i] {
+				results[i].Err = fmt.Errorf("payments: begin: %w", err)
+			}
 		}
-		return results
+		return true
 	}
 	committed := false
 	defer func() {
@@ -143,42 +211,45 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 			_, _ = c.rollback.ExecContext(ctx)
 		}
 	}()
-	applied := make([]bool, len(batch))
-	// An operation alone in its batch needs no savepoint: the transaction is its own, and
-	// is rolled back whole when it fails.
+	applied := make([]bool, len(b.ops))
 	var sp groupcommit.Savepoints
-	if len(batch) > 1 {
+	if careful {
 		sp = savepoints{c}
 	}
-	for i, op := range batch {
-		if err := op.GivenUp(); err != nil {
-			results[i].Err = err // given up before its turn: never run
-			continue
+	for i, op := range b.ops {
+		if !b.take(i) {
+			continue // given up before its turn: never run
 		}
-		var txErr error
-		results[i], txErr = groupcommit.RunOp(ctx, sp, c.q, op)
+		r, txErr := groupcommit.RunOp(ctx, sp, c.q, op)
+		results[i] = r
+		if !r.OK() {
+			c.known.forget() // what the operation wrote is undone
+		}
 		if txErr != nil {
 			// The savepoint could not be made, released or rolled back to: the
 			// transaction is no longer one to trust. Nothing of the batch is kept.
 			groupcommit.Fail(results, applied, i, fmt.Errorf("payments: batch transaction: %w", txErr))
-			return results
+			return true
 		}
-		applied[i] = results[i].OK()
+		if !r.OK() && sp == nil && len(b.ops) > 1 {
+			return false // rolled back by the deferred ROLLBACK, to run again carefully
+		}
+		applied[i] = r.OK()
 	}
 	if !slices.Contains(applied, true) {
-		return results // nothing to keep: the deferred rollback undoes what failed
+		return true // nothing to keep: the deferred rollback undoes what failed
 	}
 	if hook := c.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, c.conn); err != nil {
-			groupcommit.Fail(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
-			return results
+			groupcommit.Fail(results, applied, len(b.ops), fmt.Errorf("payments: commit: %w", err))
+			return true
 		}
 	}
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		// A COMMIT that SQLite refused may leave the transaction open: the deferred
 		// ROLLBACK ends it.
-		groupcommit.Fail(results, applied, len(batch), fmt.Errorf("payments: commit: %w", err))
-		return results
+		groupcommit.Fail(results, applied, len(b.ops), fmt.Errorf("payments: commit: %w", err))
+		return true
 	}
 	committed = true
 	n := 0
@@ -188,7 +259,7 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 		}
 	}
 	c.queue.Committed(n)
-	return results
+	return true
 }
 
 // savepoints are the savepoint statements prepared on the committer's connection.

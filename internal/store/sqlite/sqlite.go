@@ -99,12 +99,17 @@ func (q querier) CreateUserRows(ctx context.Context, u store.NewUserRows) (queri
 	if err != nil {
 		return queries.User{}, err
 	}
+	return row, createUserOwnRows(ctx, q.Queries, row, u)
+}
+
+// createUserOwnRows writes the wallet and settings of the user row, created at its time.
+func createUserOwnRows(ctx context.Context, q *queries.Queries, row queries.User, u store.NewUserRows) error {
 	u.Wallet.UserID, u.Wallet.CreatedAt = row.ID, row.CreatedAt
 	if err := q.CreateWallet(ctx, u.Wallet); err != nil {
-		return queries.User{}, err
+		return err
 	}
 	u.Settings.UserID, u.Settings.CreatedAt = row.ID, row.CreatedAt
-	return row, q.CreateUserSettings(ctx, u.Settings)
+	return q.CreateUserSettings(ctx, u.Settings)
 }
 
 //go:embed migrations/*.sql
