@@ -171,10 +171,7 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 // The user's row is locked first, so that the default-account changes of one user run
 // one after another wherever writes run side by side.
 func takeDefault(ctx context.Context, q store.Querier, userID string, asked bool) (int64, error) {
-	if err := q.LockUser(ctx, userID); err != nil {
-		return 0, err
-	}
-	hasDefault, err := q.UserHasDefaultAccount(ctx, userID)
+	hasDefault, err := q.LockUserHasDefault(ctx, userID)
 	if err != nil {
 		return 0, err
 	}

@@ -24,6 +24,10 @@ type Querier interface {
 	// user's default account run one after the other. An engine whose writes never run
 	// side by side (SQLite) does nothing.
 	LockUser(ctx context.Context, userID string) error
+	// LockUserHasDefault is LockUser, then UserHasDefaultAccount read with the user's row
+	// held: an engine where a statement costs a round trip (PostgreSQL) sends the two
+	// together, the read running after the lock is had.
+	LockUserHasDefault(ctx context.Context, userID string) (bool, error)
 	// RecordEvent writes the event and, due at the event's time, a pending delivery of
 	// it to each enabled endpoint of its platform subscribed to its type, and returns how
 	// many deliveries it wrote: CreateEvent and FanOutEvent. An engine where a statement

@@ -78,9 +78,11 @@ type turn struct {
 	// interleaves and key are its store.Interleaving.
 	interleaves bool
 	key         string
-	// its queued statement
+	// its queued statement, and the statements it queued to go just before it without
+	// reading their answers (LockUserHasDefault's lock: pre)
 	sql  string
 	args []any
+	pre  []statement
 	// what it creates (parked) and the answer it gets
 	rows store.NewUserRows
 	row  queries.User
@@ -88,6 +90,12 @@ type turn struct {
 
 	result    groupcommit.Result
 	abandoned bool // it ended because its batch failed
+}
+
+// statement is a statement queued for a round.
+type statement struct {
+	sql  string
+	args []any
 }
 
 // errAbandoned is what an operation's statement or CreateUserRows returns when its batch
@@ -157,6 +165,40 @@ func (q turnQuerier) CreateUserRows(_ context.Context, u store.NewUserRows) (que
 	q.t.yield <- q.i
 	<-op.resume
 	return op.row, op.err
+}
+
+// LockUserHasDefault sends the lock of the user's row and the read of whether the user
+// has a default account in one round, the lock first: the read runs once the lock is had,
+// in a snapshot of its own, as if it were sent after the lock's answer. A lock of no row
+// (no such user) or refused (a deadlock) fails the round, and the read never answers
+// without it. A round trip less for Add Bank Account.
+func (q turnQuerier) LockUserHasDefault(ctx context.Context, userID string) (bool, error) {
+	if q.t.failed != nil {
+		return false, q.t.failed
+	}
+	if _, err := pgqueries.New(capture{&q.t.ops[q.i]}).LockUserForUpdate(ctx, userID); err != nil {
+		return false, err
+	}
+	return q.Q.UserHasDefaultAccount(ctx, userID)
+}
+
+// capture queues each statement run on it as the operation's pre statement, to go with
+// its next (queued) statement, and answers nothing: for a statement whose answer the
+// operation does not read.
+type capture struct{ op *turn }
+
+func (c capture) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	c.op.pre = append(c.op.pre, statement{sql, args})
+	return pgconn.CommandTag{}, nil
+}
+
+func (c capture) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return nil, errors.New("payments: a query's rows cannot go unread")
+}
+
+func (c capture) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
+	c.op.pre = append(c.op.pre, statement{sql, args})
+	return errRow{nil}
 }
 
 // DeleteExpiredIdempotencyKey keeps the key for the batch's end.
@@ -308,7 +350,7 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 		for _, s := range first {
 			batch.Queue(s)
 		}
-		var sent []int
+		var sent []entry
 		waiting := false // an operation is parked at CreateUserRows
 		for i := range t.ops {
 			op := &t.ops[i]
@@ -331,8 +373,12 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 			}
 			switch op.state {
 			case queued:
+				for _, p := range op.pre {
+					batch.Queue(p.sql, p.args...)
+				}
 				batch.Queue(op.sql, op.args...)
-				sent = append(sent, i)
+				sent = append(sent, entry{op: i, pre: len(op.pre)})
+				op.pre = op.pre[:0]
 			case parked:
 				waiting = true
 			}
@@ -365,9 +411,13 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 	}
 }
 
-// send sends a round and reads its results: first's, then each operation's in turn
-// (which goes on to its next statement), then last's.
-func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []int, done bool, last []string) (err error) {
+// entry is an operation's part of a round: its pre statements, then its queued one.
+type entry struct{ op, pre int }
+
+// send sends a round and reads its results: first's, then each operation's in turn (its
+// pre statements', then its own, with which it goes on to its next statement), then
+// last's.
+func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []entry, done bool, last []string) (err error) {
 	t.br = conn.SendBatch(ctx, batch)
 	defer func() {
 		if cerr := t.br.Close(); err == nil && cerr != nil {
@@ -380,9 +430,20 @@ func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, firs
 			return fmt.Errorf("payments: %s: %w", s, err)
 		}
 	}
-	for _, i := range sent {
-		t.hand(i)
-		if err := t.check(i); err != nil {
+	for _, e := range sent {
+		for range e.pre {
+			// A lock of no row is the lock refused: the batch run again one by one
+			// gives the operation its own answer.
+			tag, err := t.br.Exec()
+			if err != nil && retryable(err) {
+				return err
+			}
+			if err != nil || tag.RowsAffected() == 0 {
+				return errOpFailed
+			}
+		}
+		t.hand(e.op)
+		if err := t.check(e.op); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,11 @@ type querier struct{ *queries.Queries }
 
 func (querier) LockUser(context.Context, string) error { return nil }
 
+// LockUserHasDefault is UserHasDefaultAccount: there is no row to lock.
+func (q querier) LockUserHasDefault(ctx context.Context, userID string) (bool, error) {
+	return q.UserHasDefaultAccount(ctx, userID)
+}
+
 // RecordEvent runs CreateEvent and FanOutEvent: in process, two statements cost little.
 func (q querier) RecordEvent(ctx context.Context, e queries.CreateEventParams) (int64, error) {
 	if err := q.CreateEvent(ctx, e); err != nil {

@@ -34,6 +34,7 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Read", h.testRead)
 	t.Run("Conflict", h.testConflict)
 	t.Run("LockUser", h.testLockUser)
+	t.Run("LockUserHasDefault", h.testLockUserHasDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
@@ -460,6 +461,64 @@ func (h *harness) testConflict(t *testing.T) {
 	}
 	if got, ok := st.Conflict(nil); ok {
 		t.Errorf("Conflict(nil) = %q, true", got)
+	}
+}
+
+// LockUserHasDefault tells whether the user has a default account as the write that
+// held the user last left it: a write that waited for the user reads the default
+// account that write added.
+func (h *harness) testLockUserHasDefault(t *testing.T) {
+	st, _ := h.open(t)
+	ctx := context.Background()
+	_, userID := platformWithUser(t, st, "defaults@example.com")
+	has := func() (has bool, err error) {
+		err = st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			has, err = q.LockUserHasDefault(ctx, userID)
+			return err
+		})
+		return has, err
+	}
+	if has, err := has(); err != nil || has {
+		t.Fatalf("LockUserHasDefault of a user without accounts = %v, %v; want false", has, err)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+			if _, err := q.LockUserHasDefault(ctx, userID); err != nil {
+				return err
+			}
+			if _, err := q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
+				ID: uuid.NewString(), UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
+				AccountNumberSealed: sealed, AccountNumberIndex: []byte("index"), RoutingNumber: "011000015",
+				AccountType: "PERSONAL_CHECKING", IsDefault: 1, CreatedAt: now(),
+			}); err != nil {
+				return err
+			}
+			select {
+			case <-held: // run again: already told
+			default:
+				close(held)
+			}
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	second := make(chan error, 1)
+	var got bool
+	go func() {
+		var err error
+		got, err = has()
+		second <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the second waits for the user (or for the writer)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil || !got {
+		t.Errorf("LockUserHasDefault after a write that held the user added a default = %v, %v; want true", got, err)
 	}
 }
 
