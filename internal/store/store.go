@@ -1,7 +1,7 @@
 // Package store is the contract between the payments service and a database engine. The
 // service talks to the engine through Store and to its statements through Querier (the
 // sqlc queries of package queries, which every engine generates in the same shape, plus
-// LockUser, RecordEvent and CreateUserRows); each engine, a package under internal/store, keeps its driver, pools,
+// LockUser, LockUserHasDefault, RecordEvent, CreateUserRows and RenameUserPayee); each engine, a package under internal/store, keeps its driver, pools,
 // transactions, retries and errors to itself and reports what the service must act on as
 // typed values (Conflict, Unavailable, ErrClosed). The suite in storetest checks that an
 // engine keeps the contract.
