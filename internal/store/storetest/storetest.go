@@ -126,6 +126,28 @@ func platformWithUser(t *testing.T, st store.Store, email string) (platformID, u
 	return platformID, userID
 }
 
+// holding starts a write of st that runs fn and then holds what fn took until release is
+// called; it returns once fn has run (the first time: a write may run again), and first
+// gives the write's error (fn's, at once, when it fails).
+func holding(st store.Store, fn func(ctx context.Context, q store.Querier) error) (release func(), first <-chan error) {
+	held, released := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		var once sync.Once
+		done <- st.Write(context.Background(), func(ctx context.Context, q store.Querier) error {
+			err := fn(ctx, q)
+			once.Do(func() { close(held) })
+			if err != nil {
+				return err
+			}
+			<-released
+			return nil
+		})
+	}()
+	<-held
+	return sync.OnceFunc(func() { close(released) }), done
+}
+
 // write runs fn as a write of st and fails t when it fails.
 func write(t *testing.T, st store.Store, fn func(ctx context.Context, q store.Querier) error) {
 	t.Helper()
@@ -481,30 +503,17 @@ func (h *harness) testLockUserHasDefault(t *testing.T) {
 	if has, err := has(); err != nil || has {
 		t.Fatalf("LockUserHasDefault of a user without accounts = %v, %v; want false", has, err)
 	}
-	held, release := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
-			if _, err := q.LockUserHasDefault(ctx, userID); err != nil {
-				return err
-			}
-			if _, err := q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
-				ID: uuid.NewString(), UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
-				AccountNumberSealed: sealed, AccountNumberIndex: []byte("index"), RoutingNumber: "011000015",
-				AccountType: "PERSONAL_CHECKING", IsDefault: 1, CreatedAt: now(),
-			}); err != nil {
-				return err
-			}
-			select {
-			case <-held: // run again: already told
-			default:
-				close(held)
-			}
-			<-release
-			return nil
+	release, first := holding(st, func(ctx context.Context, q store.Querier) error {
+		if _, err := q.LockUserHasDefault(ctx, userID); err != nil {
+			return err
+		}
+		_, err := q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
+			ID: uuid.NewString(), UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
+			AccountNumberSealed: sealed, AccountNumberIndex: []byte("index"), RoutingNumber: "011000015",
+			AccountType: "PERSONAL_CHECKING", IsDefault: 1, CreatedAt: now(),
 		})
-	}()
-	<-held
+		return err
+	})
 	second := make(chan error, 1)
 	var got bool
 	go func() {
@@ -513,7 +522,7 @@ func (h *harness) testLockUserHasDefault(t *testing.T) {
 		second <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // the second waits for the user (or for the writer)
-	close(release)
+	release()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
@@ -555,23 +564,10 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 	}
 	// A rename holds the payee until its write ends; one waiting meanwhile reads its
 	// name once it has committed.
-	held, release := make(chan struct{}), make(chan struct{})
-	first := make(chan error, 1)
-	go func() {
-		first <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
-			if _, _, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{Name: "Di", UpdatedAt: new(now()), ID: payeeID, UserID: userID}); err != nil {
-				return err
-			}
-			select {
-			case <-held: // run again: already told
-			default:
-				close(held)
-			}
-			<-release
-			return nil
-		})
-	}()
-	<-held
+	release, first := holding(st, func(ctx context.Context, q store.Querier) error {
+		_, _, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{Name: "Di", UpdatedAt: new(now()), ID: payeeID, UserID: userID})
+		return err
+	})
 	second := make(chan string, 1)
 	go func() {
 		before, _, err := rename(userID, "Ed")
@@ -581,7 +577,7 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 		second <- before
 	}()
 	time.Sleep(50 * time.Millisecond) // the second waits for the payee (or for the writer)
-	close(release)
+	release()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
