@@ -130,8 +130,8 @@ func (b *pgBatch) emitEvents(ctx context.Context, q pgqueries.Adapter) (bool, er
 // tryBatch runs the operations of b, in one transaction, into b.results, and commits. An
 // error is the transaction's (nothing of the batch kept): a retryable one when the
 // database aborted it, errOpFailed when an operation failed without a savepoint. With
-// nil, each result is its operation's own. A batch runs in turns (turns.go), but for one
-// of several operations run again carefully, one by one with savepoints.
+// nil, each result is its operation's own. A batch runs in rounds (turns.go), or, run
+// again carefully, one by one (with savepoints when it has several operations).
 func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
