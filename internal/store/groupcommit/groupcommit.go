@@ -230,6 +230,39 @@ func (c *Committer) take(batch []*Op) []*Op {
 	}
 }
 
+// Batch is a batch's operations as an engine runs them, their results, and which of them
+// had their turn (Take) and are run.
+type Batch struct {
+	Ops         []*Op
+	Results     []Result
+	run, turned []bool
+}
+
+// NewBatch returns the batch of ops, none of which has had its turn.
+func NewBatch(ops []*Op) *Batch {
+	n := len(ops)
+	return &Batch{Ops: ops, Results: make([]Result, n), run: make([]bool, n), turned: make([]bool, n)}
+}
+
+// Take reports whether operation i is to run now: an operation given up before its turn
+// (its first) is never run, and gets its context's error; the others are run whatever
+// their contexts do meanwhile, and again when the batch is.
+func (b *Batch) Take(i int) bool {
+	if !b.turned[i] {
+		b.turned[i] = true
+		if err := b.Ops[i].GivenUp(); err != nil {
+			b.Results[i] = Result{Err: err}
+			return false
+		}
+		b.run[i] = true
+	}
+	return b.run[i]
+}
+
+// Turned reports whether operation i has had its turn; Runs, whether it is run.
+func (b *Batch) Turned(i int) bool { return b.turned[i] }
+func (b *Batch) Runs(i int) bool   { return b.run[i] }
+
 // maxKeyless is the most batches carrying operations without a key that run at once.
 const maxKeyless = 2
 

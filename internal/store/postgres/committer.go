@@ -53,10 +53,8 @@ func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store
 
 // runBatch runs batch in one transaction and returns each operation's result.
 func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
-	results := make([]groupcommit.Result, len(batch))
-	// An operation given up before its turn is never run (its turn is its first): the
-	// others are run whatever their contexts do meanwhile, and again if the batch is.
-	b := &pgBatch{ops: batch, results: results, run: make([]bool, len(batch)), turned: make([]bool, len(batch))}
+	b := &pgBatch{Batch: groupcommit.NewBatch(batch)}
+	results := b.Results
 	// Savepoints are for a batch of several operations that failed once without them.
 	careful := false
 	pause := pgRetryPause
@@ -77,7 +75,7 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 			// that never had its turn (the transaction could not even begin), which must
 			// not pass for committed.
 			for i := range results {
-				if !b.turned[i] || b.run[i] && results[i].OK() {
+				if !b.Turned(i) || b.Runs(i) && results[i].OK() {
 					results[i] = groupcommit.Result{Err: err}
 				}
 			}
@@ -90,16 +88,13 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 // savepoints: the transaction was rolled back, to be run again with them.
 var errOpFailed = errors.New("an operation failed without a savepoint")
 
-// pgBatch is a batch of operations, their results, which of them had their turn
-// (turned) and are run (run: not given up before it), and the events of those kept so
-// far, written at the batch's end.
+// pgBatch is a batch of operations, their results, which of them had their turn and are
+// run, and the events of those kept so far, written at the batch's end.
 type pgBatch struct {
-	ops         []*groupcommit.Op
-	results     []groupcommit.Result
-	run, turned []bool
-	events      []pgqueries.EmittedEvent
-	// The idempotency records of a batch run in turns, and the expired records of their
-	// keys to delete first, written together at its end (runInTurns).
+	*groupcommit.Batch
+	events []pgqueries.EmittedEvent
+	// The idempotency records of a batch run in rounds, and the expired records of their
+	// keys to delete first, written together at its end (runTurns).
 	expired []queries.DeleteExpiredIdempotencyKeyParams
 	records []queries.CreateIdempotencyRecordParams
 }
@@ -127,7 +122,7 @@ func (b *pgBatch) emitEvents(ctx context.Context, q pgqueries.Adapter) (bool, er
 	return n > 0, err
 }
 
-// tryBatch runs the operations of b, in one transaction, into b.results, and commits. An
+// tryBatch runs the operations of b, in one transaction, into b.Results, and commits. An
 // error is the transaction's (nothing of the batch kept): a retryable one when the
 // database aborted it, errOpFailed when an operation failed without a savepoint. With
 // nil, each result is its operation's own. A batch runs in rounds (turns.go), or, run
@@ -137,9 +132,9 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	// end it.
 	ctx := context.Background()
 	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
-	for i := range b.ops {
-		if b.run[i] {
-			b.results[i] = groupcommit.Result{} // of an earlier attempt
+	for i := range b.Ops {
+		if b.Runs(i) {
+			b.Results[i] = groupcommit.Result{} // of an earlier attempt
 		}
 	}
 	if careful {
@@ -174,7 +169,7 @@ func (st *Store) tryOneByOne(ctx context.Context, b *pgBatch) error {
 	defer rollback(tx) // after a COMMIT, a no-op; otherwise undoes the batch
 	a := pgqueries.Over(tx)
 	var sp groupcommit.Savepoints
-	if len(b.ops) > 1 {
+	if len(b.Ops) > 1 {
 		sp = savepoints{tx}
 	}
 	kept, err := runOneByOne(ctx, sp, batchQuerier{Adapter: a, b: b}, b)
@@ -206,8 +201,8 @@ func (st *Store) tryOneByOne(ctx context.Context, b *pgBatch) error {
 // runOneByOne runs the operations of b one after another, each inside a savepoint of sp
 // when sp is not nil, and returns how many succeeded; an error is tryBatch's.
 func runOneByOne(ctx context.Context, sp groupcommit.Savepoints, q batchQuerier, b *pgBatch) (kept int, err error) {
-	for i, op := range b.ops {
-		if !b.take(i) {
+	for i, op := range b.Ops {
+		if !b.Take(i) {
 			continue
 		}
 		events := len(b.events)
@@ -222,29 +217,15 @@ func runOneByOne(ctx context.Context, sp groupcommit.Savepoints, q batchQuerier,
 			// The database aborted the transaction to break a deadlock or a
 			// serialization failure: the whole batch is run again.
 			return 0, r.Err
-		case !r.OK() && sp == nil && len(b.ops) > 1:
+		case !r.OK() && sp == nil && len(b.Ops) > 1:
 			return 0, errOpFailed
 		}
-		b.results[i] = r
+		b.Results[i] = r
 		if r.OK() {
 			kept++
 		}
 	}
 	return kept, nil
-}
-
-// take reports whether the operation i of b is to run now: an operation given up before
-// its turn (its first) is never run, and gets its context's error.
-func (b *pgBatch) take(i int) bool {
-	if !b.turned[i] {
-		b.turned[i] = true
-		if err := b.ops[i].GivenUp(); err != nil {
-			b.results[i] = groupcommit.Result{Err: err}
-			return false
-		}
-		b.run[i] = true
-	}
-	return b.run[i]
 }
 
 // savepoints are the savepoint statements of one batch's transaction.

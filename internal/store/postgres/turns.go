@@ -269,8 +269,8 @@ func (t *turns) abandon() {
 // or the database's) and whether the batch's events made deliveries due. With a
 // BeforeCommit hook the COMMIT waits for it, in a round of its own.
 func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept int, due bool, err error) {
-	t := &turns{yield: make(chan int), ops: make([]turn, len(b.ops))}
-	for i, op := range b.ops {
+	t := &turns{yield: make(chan int), ops: make([]turn, len(b.Ops))}
+	for i, op := range b.Ops {
 		if key, ok := op.Interleaving(); ok {
 			t.ops[i].interleaves, t.ops[i].key = true, key
 		}
@@ -280,17 +280,17 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	}
 	// The first round begins the transaction.
 	if err := t.rounds(conn, b, []string{"BEGIN"}, nil); err != nil {
-		if errors.Is(err, errOpFailed) && len(b.ops) == 1 && !t.ops[0].abandoned {
+		if errors.Is(err, errOpFailed) && len(b.Ops) == 1 && !t.ops[0].abandoned {
 			// A batch of one that failed by itself: its failure is its result, and
 			// nothing is kept.
-			b.results[0] = t.ops[0].result
+			b.Results[0] = t.ops[0].result
 			return 0, false, nil
 		}
 		return 0, false, err
 	}
-	for i := range b.ops {
-		if b.run[i] {
-			b.results[i] = t.ops[i].result
+	for i := range b.Ops {
+		if b.Runs(i) {
+			b.Results[i] = t.ops[i].result
 			kept++
 		}
 	}
@@ -360,7 +360,7 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 			}
 			switch op.state {
 			case notStarted:
-				if b != nil && !b.take(i) {
+				if b != nil && !b.Take(i) {
 					op.state = ended
 					continue
 				}

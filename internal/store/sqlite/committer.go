@@ -148,7 +148,7 @@ const carefulBatches = 8
 // runBatch runs the operations of batch in one transaction and returns their results.
 func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 	c := &st.commit
-	b := &sqliteBatch{ops: batch, results: make([]groupcommit.Result, len(batch)), run: make([]bool, len(batch)), turned: make([]bool, len(batch))}
+	b := groupcommit.NewBatch(batch)
 	// An operation alone in its batch needs no savepoint: the transaction is its own, and
 	// is rolled back whole when it fails.
 	careful := len(batch) > 1 && c.careful > 0
@@ -159,45 +159,23 @@ func (st *Store) runBatch(batch []*groupcommit.Op) []groupcommit.Result {
 		c.careful = carefulBatches
 		st.tryBatch(b, true)
 	}
-	return b.results
-}
-
-// sqliteBatch is a batch of operations, their results, and which of them had their turn
-// (turned) and are run (run: not given up before it).
-type sqliteBatch struct {
-	ops         []*groupcommit.Op
-	results     []groupcommit.Result
-	run, turned []bool
-}
-
-// take reports whether the operation i of b is to run now: an operation given up before
-// its turn (its first) is never run, and gets its context's error.
-func (b *sqliteBatch) take(i int) bool {
-	if !b.turned[i] {
-		b.turned[i] = true
-		if err := b.ops[i].GivenUp(); err != nil {
-			b.results[i] = groupcommit.Result{Err: err}
-			return false
-		}
-		b.run[i] = true
-	}
-	return b.run[i]
+	return b.Results
 }
 
 // tryBatch runs the operations of b in one transaction, each in a savepoint of its own
 // when careful, and commits what succeeded, leaving each operation's result in b. It
 // reports false, having rolled back everything, when an operation of several failed
 // without a savepoint: the batch is to be run again, carefully.
-func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
+func (st *Store) tryBatch(b *groupcommit.Batch, careful bool) bool {
 	c := &st.commit
-	results := b.results
+	results := b.Results
 	c.known.forget() // what an earlier transaction learnt, kept or not
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
 	if _, err := c.begin.ExecContext(ctx); err != nil {
 		for i := range results {
-			if !b.turned[i] || b.run[i] {
+			if !b.Turned(i) || b.Runs(i) {
 				results[i].Err = fmt.Errorf("payments: begin: %w", err)
 			}
 		}
@@ -211,13 +189,13 @@ func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 			_, _ = c.rollback.ExecContext(ctx)
 		}
 	}()
-	applied := make([]bool, len(b.ops))
+	applied := make([]bool, len(b.Ops))
 	var sp groupcommit.Savepoints
 	if careful {
 		sp = savepoints{c}
 	}
-	for i, op := range b.ops {
-		if !b.take(i) {
+	for i, op := range b.Ops {
+		if !b.Take(i) {
 			continue // given up before its turn: never run
 		}
 		r, txErr := groupcommit.RunOp(ctx, sp, c.q, op)
@@ -231,7 +209,7 @@ func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 			groupcommit.Fail(results, applied, i, fmt.Errorf("payments: batch transaction: %w", txErr))
 			return true
 		}
-		if !r.OK() && sp == nil && len(b.ops) > 1 {
+		if !r.OK() && sp == nil && len(b.Ops) > 1 {
 			return false // rolled back by the deferred ROLLBACK, to run again carefully
 		}
 		applied[i] = r.OK()
@@ -241,14 +219,14 @@ func (st *Store) tryBatch(b *sqliteBatch, careful bool) bool {
 	}
 	if hook := c.beforeCommit.Load(); hook != nil {
 		if err := (*hook)(ctx, c.conn); err != nil {
-			groupcommit.Fail(results, applied, len(b.ops), fmt.Errorf("payments: commit: %w", err))
+			groupcommit.Fail(results, applied, len(b.Ops), fmt.Errorf("payments: commit: %w", err))
 			return true
 		}
 	}
 	if _, err := c.commit.ExecContext(ctx); err != nil {
 		// A COMMIT that SQLite refused may leave the transaction open: the deferred
 		// ROLLBACK ends it.
-		groupcommit.Fail(results, applied, len(b.ops), fmt.Errorf("payments: commit: %w", err))
+		groupcommit.Fail(results, applied, len(b.Ops), fmt.Errorf("payments: commit: %w", err))
 		return true
 	}
 	committed = true

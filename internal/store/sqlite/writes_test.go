@@ -25,19 +25,27 @@ import (
 // A data key, and a value sealed under it: as storetest's.
 const testKeyID, testSealed = "5eedfeed5eedfeed", "v1:5eedfeed5eedfeed:c2VhbGVk"
 
-// The committer's CreateUserRows (writes.go) returns the user exactly as stored, numbers
-// each platform's users 1, 2, 3... in the order they are written, and writes nothing for
-// a platform that does not exist; alone in its batch or many together, with some failing.
-func TestCreateUserRows(t *testing.T) {
-	ctx := context.Background()
+// openStore opens a store on a new file of the test's, which knows the test's data key,
+// and returns it with the file's path; it is closed when the test ends.
+func openStore(t *testing.T) (*sqlite.Store, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "store.db")
-	st, err := sqlite.Open(ctx, path, store.Config{Setup: func(ctx context.Context, q store.Querier) error {
+	st, err := sqlite.Open(context.Background(), path, store.Config{Setup: func(ctx context.Context, q store.Querier) error {
 		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
+	return st, path
+}
+
+// The committer's CreateUserRows (writes.go) returns the user exactly as stored, numbers
+// each platform's users 1, 2, 3... in the order they are written, and writes nothing for
+// a platform that does not exist; alone in its batch or many together, with some failing.
+func TestCreateUserRows(t *testing.T) {
+	ctx := context.Background()
+	st, path := openStore(t)
 	platforms := []string{uuid.NewString(), uuid.NewString()}
 	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, id := range platforms {
@@ -174,13 +182,7 @@ func TestCreateUserRows(t *testing.T) {
 // alone, and so are the batches that follow it for a while (runBatch).
 func TestBatchRunAgainWithSavepoints(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), store.Config{Setup: func(ctx context.Context, q store.Querier) error {
-		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openStore(t)
 
 	// batch runs the operations together, in one batch behind a write that holds the
 	// committer until they are all queued, and returns each one's error and how many
@@ -323,14 +325,7 @@ func inOneBatch(t *testing.T, st *sqlite.Store, fns ...func(ctx context.Context,
 // count is raised by the shared query in between.
 func TestCreateUserRowsKnownCounts(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "store.db")
-	st, err := sqlite.Open(ctx, path, store.Config{Setup: func(ctx context.Context, q store.Querier) error {
-		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openStore(t)
 	platformID := uuid.NewString()
 	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
@@ -454,13 +449,7 @@ func TestEndpointWritesForget(t *testing.T) {
 // an endpoint undone with its operation is forgotten with it.
 func TestRecordEventEndpointless(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "store.db"), store.Config{Setup: func(ctx context.Context, q store.Querier) error {
-		return q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: testKeyID, KeyCheck: testSealed, AddedAt: "2024-01-02T03:04:05.000000Z"})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openStore(t)
 	platformID := uuid.NewString()
 	const at = "2024-01-02T03:04:05.000000Z"
 	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
