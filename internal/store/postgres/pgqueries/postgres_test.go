@@ -361,3 +361,42 @@ func TestCreateUserRows(t *testing.T) {
 		t.Errorf("no platform: %d rows written, %v", n, err)
 	}
 }
+
+// TestRowsFromParents keeps what migrations/0004 relies on, having dropped the foreign keys
+// of users (to platforms), wallets and user_settings (to users): the statements that write
+// these tables are the ones named below, and each writes a row only from its parent's. A
+// new statement writing them fails the test until it is added here, written the same way.
+func TestRowsFromParents(t *testing.T) {
+	writers := map[string]bool{}
+	for name, text := range generatedQueries(t) {
+		for _, table := range []string{"users", "wallets", "user_settings"} {
+			if strings.Contains(text, "INSERT INTO "+table+" ") || strings.Contains(text, "UPDATE "+table+" SET user_id") ||
+				strings.Contains(text, "UPDATE "+table+" SET platform_id") {
+				writers[name] = true
+			}
+		}
+	}
+	want := map[string]bool{"CreateUser": true, "CreateWallet": true, "CreateUserSettings": true, "CreateUserRows": true, "CreateUsersRows": true}
+	if !reflect.DeepEqual(writers, want) {
+		t.Errorf("the statements writing users, wallets and user_settings are %v, want %v", writers, want)
+	}
+
+	db := openSchema(t)
+	ctx := context.Background()
+	a := pgqueries.NewAdapter(pgqueries.New(db))
+	at := "2026-01-01T00:00:00.000000Z"
+	if _, err := a.CreateUser(ctx, queries.CreateUserParams{ID: "u1", PlatformID: "none", Name: "N", CreatedAt: at}); !errors.Is(err, sql.ErrNoRows) {
+		t.Errorf("CreateUser without its platform: %v, want sql.ErrNoRows", err)
+	}
+	if err := a.CreateWallet(ctx, queries.CreateWalletParams{ID: "w1", UserID: "none", Currency: "USD", CreatedAt: at}); err != nil {
+		t.Error(err)
+	}
+	if err := a.CreateUserSettings(ctx, queries.CreateUserSettingsParams{UserID: "none", Currency: "USD", Timezone: "UTC",
+		Language: "en", NotificationsEnabled: 1, CreatedAt: at}); err != nil {
+		t.Error(err)
+	}
+	var n int
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM wallets) + (SELECT count(*) FROM user_settings)`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("without their parents: %d rows written, %v", n, err)
+	}
+}

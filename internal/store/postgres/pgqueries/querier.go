@@ -48,7 +48,10 @@ type Querier interface {
 	CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error
 	CreatePlatform(ctx context.Context, arg CreatePlatformParams) error
 	CreateRuleSet(ctx context.Context, arg CreateRuleSetParams) (int64, error)
-	// pw_id is the platform's user count, which CountNewUser has just raised.
+	// pw_id is the platform's user count, which CountNewUser has just raised. No row when the
+	// platform does not exist: the user is written from the platform's row, as every statement
+	// that writes a user, a wallet or settings writes from its parent's (these tables keep no
+	// foreign key to it: migrations/0004).
 	CreateUser(ctx context.Context, arg CreateUserParams) (User, error)
 	// PostgreSQL only: CountNewUser, CreateUser, CreateWallet and CreateUserSettings in one
 	// statement, one round trip (store.Querier's CreateUserRows). The platform's row, raised
@@ -56,6 +59,7 @@ type Querier interface {
 	// later of the time given and the previous user's, so that creation times follow pw_id
 	// whichever instance created the user before. No row when the platform does not exist.
 	CreateUserRows(ctx context.Context, arg CreateUserRowsParams) (CreateUserRowsRow, error)
+	// Nothing is written when the user does not exist.
 	CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error
 	// PostgreSQL only: CreateUserRows for many users of one platform, in one statement, after
 	// CountNewUsers has raised the count by as many in this transaction and locked the
@@ -66,6 +70,7 @@ type Querier interface {
 	// earlier than the user before it: the later of its time, the times of the array's users
 	// before it and the platform's clock. No user is written when the platform does not exist.
 	CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams) ([]CreateUsersRowsRow, error)
+	// Nothing is written when the user does not exist.
 	CreateWallet(ctx context.Context, arg CreateWalletParams) error
 	// Webhook endpoints, deliveries and attempts, as queries/webhooks.sql; deliveries are
 	// claimed with FOR UPDATE SKIP LOCKED, so that instances sharing the database take

@@ -1,21 +1,38 @@
 -- name: CreateUser :one
--- pw_id is the platform's user count, which CountNewUser has just raised.
-INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (
-    sqlc.arg(id), sqlc.arg(platform_id),
-    (SELECT user_count FROM platforms WHERE platforms.id = sqlc.arg(platform_id)),
-    sqlc.arg(name), sqlc.arg(email), sqlc.arg(email_key), sqlc.arg(phone_country_code), sqlc.arg(phone),
-    sqlc.arg(created_at)
+-- pw_id is the platform's user count, which CountNewUser has just raised. No row when the
+-- platform does not exist: the user is written from the platform's row, as every statement
+-- that writes a user, a wallet or settings writes from its parent's (these tables keep no
+-- foreign key to it: migrations/0004).
+WITH given AS (
+    SELECT sqlc.arg(id)::text AS id, sqlc.arg(platform_id)::text AS platform_id, sqlc.arg(name)::text AS name,
+        sqlc.narg(email)::text AS email, sqlc.narg(email_key)::text AS email_key,
+        sqlc.narg(phone_country_code)::text AS phone_country_code, sqlc.narg(phone)::text AS phone,
+        sqlc.arg(created_at)::text AS created_at
 )
+INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+SELECT g.id, p.id, p.user_count, g.name, g.email, g.email_key, g.phone_country_code, g.phone, g.created_at
+FROM given g JOIN platforms p ON p.id = g.platform_id
 RETURNING *;
 
 -- name: CreateWallet :exec
+-- Nothing is written when the user does not exist.
+WITH given AS (
+    SELECT sqlc.arg(id)::text AS id, sqlc.arg(user_id)::text AS user_id, sqlc.arg(currency)::text AS currency,
+        sqlc.arg(created_at)::text AS created_at
+)
 INSERT INTO wallets (id, user_id, currency, balance, created_at)
-VALUES ($1, $2, $3, '0', $4);
+SELECT g.id, u.id, g.currency, '0', g.created_at FROM given g JOIN users u ON u.id = g.user_id;
 
 -- name: CreateUserSettings :exec
+-- Nothing is written when the user does not exist.
+WITH given AS (
+    SELECT sqlc.arg(user_id)::text AS user_id, sqlc.arg(currency)::text AS currency, sqlc.arg(timezone)::text AS timezone,
+        sqlc.arg(language)::text AS language, sqlc.arg(notifications_enabled)::bigint AS notifications_enabled,
+        sqlc.arg(two_factor_enabled)::bigint AS two_factor_enabled, sqlc.arg(created_at)::text AS created_at
+)
 INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+SELECT u.id, g.currency, g.timezone, g.language, g.notifications_enabled, g.two_factor_enabled, g.created_at
+FROM given g JOIN users u ON u.id = g.user_id;
 
 -- name: GetPlatformUser :one
 SELECT * FROM users

@@ -31,13 +31,15 @@ func (q *Queries) CountNewUsers(ctx context.Context, arg CountNewUsersParams) (i
 }
 
 const createUser = `-- name: CreateUser :one
-INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-VALUES (
-    $1, $2,
-    (SELECT user_count FROM platforms WHERE platforms.id = $2),
-    $3, $4, $5, $6, $7,
-    $8
+WITH given AS (
+    SELECT $1::text AS id, $2::text AS platform_id, $3::text AS name,
+        $4::text AS email, $5::text AS email_key,
+        $6::text AS phone_country_code, $7::text AS phone,
+        $8::text AS created_at
 )
+INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
+SELECT g.id, p.id, p.user_count, g.name, g.email, g.email_key, g.phone_country_code, g.phone, g.created_at
+FROM given g JOIN platforms p ON p.id = g.platform_id
 RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
 `
 
@@ -52,7 +54,10 @@ type CreateUserParams struct {
 	CreatedAt        string
 }
 
-// pw_id is the platform's user count, which CountNewUser has just raised.
+// pw_id is the platform's user count, which CountNewUser has just raised. No row when the
+// platform does not exist: the user is written from the platform's row, as every statement
+// that writes a user, a wallet or settings writes from its parent's (these tables keep no
+// foreign key to it: migrations/0004).
 func (q *Queries) CreateUser(ctx context.Context, arg CreateUserParams) (User, error) {
 	row := q.db.QueryRow(ctx, createUser,
 		arg.ID,
@@ -182,8 +187,14 @@ func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) 
 }
 
 const createUserSettings = `-- name: CreateUserSettings :exec
+WITH given AS (
+    SELECT $1::text AS user_id, $2::text AS currency, $3::text AS timezone,
+        $4::text AS language, $5::bigint AS notifications_enabled,
+        $6::bigint AS two_factor_enabled, $7::text AS created_at
+)
 INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+SELECT u.id, g.currency, g.timezone, g.language, g.notifications_enabled, g.two_factor_enabled, g.created_at
+FROM given g JOIN users u ON u.id = g.user_id
 `
 
 type CreateUserSettingsParams struct {
@@ -196,6 +207,7 @@ type CreateUserSettingsParams struct {
 	CreatedAt            string
 }
 
+// Nothing is written when the user does not exist.
 func (q *Queries) CreateUserSettings(ctx context.Context, arg CreateUserSettingsParams) error {
 	_, err := q.db.Exec(ctx, createUserSettings,
 		arg.UserID,
@@ -304,8 +316,12 @@ func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams
 }
 
 const createWallet = `-- name: CreateWallet :exec
+WITH given AS (
+    SELECT $1::text AS id, $2::text AS user_id, $3::text AS currency,
+        $4::text AS created_at
+)
 INSERT INTO wallets (id, user_id, currency, balance, created_at)
-VALUES ($1, $2, $3, '0', $4)
+SELECT g.id, u.id, g.currency, '0', g.created_at FROM given g JOIN users u ON u.id = g.user_id
 `
 
 type CreateWalletParams struct {
@@ -315,6 +331,7 @@ type CreateWalletParams struct {
 	CreatedAt string
 }
 
+// Nothing is written when the user does not exist.
 func (q *Queries) CreateWallet(ctx context.Context, arg CreateWalletParams) error {
 	_, err := q.db.Exec(ctx, createWallet,
 		arg.ID,
