@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/platform-payments/payments/internal/store"
 )
@@ -77,6 +78,11 @@ type Committer struct {
 	max, runners int
 	run          func(batch []*Op) []Result
 
+	// gatherBelow and gatherWait: a batch of fewer operations than gatherBelow, taken
+	// while more were waiting, waits gatherWait for more before it runs (Gather).
+	gatherBelow int
+	gatherWait  time.Duration
+
 	mu      sync.Mutex
 	ready   sync.Cond           // signalled when an operation may have become takeable
 	queue   []*Op               // waiting, oldest first
@@ -100,6 +106,22 @@ func New(maxOps, runners int, run func(batch []*Op) []Result) *Committer {
 	c := &Committer{max: min(maxOps, store.MaxBatch), runners: max(runners, 1), run: run, busy: map[string]struct{}{}}
 	c.ready.L = &c.mu
 	return c
+}
+
+// Gather makes a committer with one runner, under load, wait for more operations before
+// it runs a small batch. Under load is when its last batch carried at least below
+// operations and it comes back to operations already waiting (they arrived while it ran:
+// writes are coming faster than it commits); a batch of fewer than below taken then waits
+// wait (time.Sleep: at least wait, longer by the timers' granularity), then takes into
+// itself those that came meanwhile. A commit costs a batch the same whatever it carries
+// (a flush, the pages written), so a busy committer spends less a write on bigger
+// batches. A committer that waited for its batch's first operation, or whose last batch
+// was small (few writers: waiting would only delay them), runs at once. Call it before
+// Start.
+func (c *Committer) Gather(below int, wait time.Duration) {
+	if c.runners == 1 {
+		c.gatherBelow, c.gatherWait = below, wait
+	}
 }
 
 // Start starts the runners; Stop stops them.
@@ -167,11 +189,17 @@ func (c *Committer) Write(ctx context.Context, fn func(ctx context.Context, q st
 func (c *Committer) loop() {
 	defer c.running.Done()
 	batch := make([]*Op, 0, c.max)
+	last := 0 // the operations the last batch carried
 	for {
-		batch = c.take(batch[:0])
+		var waited bool
+		batch, waited = c.take(batch[:0])
 		if batch == nil {
 			return
 		}
+		if !waited && last >= c.gatherBelow && len(batch) < c.gatherBelow {
+			batch = c.gather(batch)
+		}
+		last = len(batch)
 		c.answer(batch)
 		c.mu.Lock()
 		if hasKeyless(batch) {
@@ -189,13 +217,14 @@ func (c *Committer) loop() {
 // take waits for operations it may take and takes, oldest first, every waiting operation
 // whose key no running batch has (up to the committer's max), and when batches run side
 // by side, of one key at most, and those without a key only while fewer than maxKeyless
-// batches that carry some run; nil once the committer is stopped.
-func (c *Committer) take(batch []*Op) []*Op {
+// batches that carry some run; nil once the committer is stopped. waited reports whether
+// it had to wait for an operation.
+func (c *Committer) take(batch []*Op) (_ []*Op, waited bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
 		if c.closed {
-			return nil
+			return nil, waited
 		}
 		keep := c.queue[:0]
 		key := "" // the batch's one key, when batches run side by side
@@ -224,10 +253,34 @@ func (c *Committer) take(batch []*Op) []*Op {
 					c.busy[op.key] = struct{}{}
 				}
 			}
-			return batch
+			return batch, waited
 		}
 		c.ready.Wait()
+		waited = true
 	}
+}
+
+// gather waits the committer's gatherWait, then adds to batch the operations waiting by
+// then, up to the committer's max: with one runner, no other batch runs, so each is
+// takeable. Once the committer is stopped, batch is run as it is.
+func (c *Committer) gather(batch []*Op) []*Op {
+	sleep(c.gatherWait)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	keyless := hasKeyless(batch)
+	n := min(c.max-len(batch), len(c.queue))
+	for _, op := range c.queue[:n] {
+		op.taken = true
+		if op.key != "" {
+			c.busy[op.key] = struct{}{}
+		}
+	}
+	batch = append(batch, c.queue[:n]...)
+	c.queue = slices.Delete(c.queue, 0, n)
+	if !keyless && hasKeyless(batch) {
+		c.keyless++
+	}
+	return batch
 }
 
 // Batch is a batch's operations as an engine runs them, their results, and which of them
@@ -262,6 +315,9 @@ func (b *Batch) Take(i int) bool {
 // Turned reports whether operation i has had its turn; Runs, whether it is run.
 func (b *Batch) Turned(i int) bool { return b.turned[i] }
 func (b *Batch) Runs(i int) bool   { return b.run[i] }
+
+// sleep is time.Sleep, but in tests, which see when a committer gathers.
+var sleep = time.Sleep
 
 // maxKeyless is the most batches carrying operations without a key that run at once.
 const maxKeyless = 2

@@ -23,6 +23,12 @@ type engine struct {
 
 func newEngine(t *testing.T, runners int) *engine {
 	t.Helper()
+	return newEngineWith(t, runners, func(*groupcommit.Committer) {})
+}
+
+// newEngineWith is newEngine with setup run on the committer before it starts.
+func newEngineWith(t *testing.T, runners int, setup func(*groupcommit.Committer)) *engine {
+	t.Helper()
 	e := &engine{}
 	e.c = groupcommit.New(store.MaxBatch, runners, func(batch []*groupcommit.Op) []groupcommit.Result {
 		keys := make([]string, len(batch))
@@ -40,6 +46,7 @@ func newEngine(t *testing.T, runners int) *engine {
 		e.mu.Unlock()
 		return results
 	})
+	setup(e.c)
 	e.c.Start()
 	t.Cleanup(e.c.Stop)
 	return e
@@ -109,6 +116,48 @@ func TestCommitter(t *testing.T) {
 		wait(t, held, a, b, c)
 		if want := [][]string{{""}, {"b", "", "a"}}; !equal(e.batches, want) {
 			t.Errorf("batches %q, want %q", e.batches, want)
+		}
+	})
+
+	t.Run("OKSmallBatchesGatherUnderLoad", func(t *testing.T) {
+		// Gather(3, …): a batch of fewer than three, taken from writes that waited while
+		// a batch of three ran, waits, and takes in the writes that came meanwhile; one
+		// taken after waiting for its first write, or after a smaller batch, runs at once.
+		var e *engine
+		var gathered []time.Duration
+		var meanwhile []<-chan error
+		restore := groupcommit.SetSleep(func(d time.Duration) {
+			// In the runner: two writes come while it waits.
+			gathered = append(gathered, d)
+			for want := int64(1); want <= 2; want++ {
+				meanwhile = append(meanwhile, e.write(t, "", want, ok))
+			}
+		})
+		e = newEngineWith(t, 1, func(c *groupcommit.Committer) { c.Gather(3, time.Hour) })
+		t.Cleanup(restore) // after Stop, which the engine's cleanup runs first
+		blocking := func(want int64) (started, stop chan struct{}, done <-chan error) {
+			started, stop = make(chan struct{}), make(chan struct{})
+			return started, stop, e.write(t, "", want, func() error { close(started); <-stop; return nil })
+		}
+		release, held := e.holding(t, "") // taken as it came
+		xStarted, xStop, x := blocking(1)
+		y := e.write(t, "", 2, ok)
+		release() // [x y], after a batch of one
+		<-xStarted
+		pStarted, pStop, p := blocking(1)
+		q := e.write(t, "", 2, ok)
+		r := e.write(t, "", 3, ok)
+		close(xStop) // [p q r]
+		<-pStarted
+		z := e.write(t, "", 1, ok)
+		close(pStop) // [z], after a batch of three: it gathers
+		wait(t, held, x, y, p, q, r, z)
+		wait(t, meanwhile...)
+		if want := [][]string{{""}, {"", ""}, {"", "", ""}, {"", "", ""}}; !equal(e.batches, want) {
+			t.Errorf("batches %q, want %q", e.batches, want)
+		}
+		if !slices.Equal(gathered, []time.Duration{time.Hour}) {
+			t.Errorf("gathered for %v, want once for the hour Gather was given", gathered)
 		}
 	})
 

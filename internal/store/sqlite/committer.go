@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -109,8 +110,22 @@ func (c *committer) close() error {
 // startCommitter starts the group commit; Close stops it.
 func (st *Store) startCommitter() {
 	st.commit.queue = groupcommit.New(store.MaxBatch, 1, st.runBatch)
+	st.commit.queue.Gather(gatherBelow, gatherWait)
 	st.commit.queue.Start()
 }
+
+// Under load the committer is what bounds SQLite's writes: with 50 clients creating users
+// it is busy 96% of the time, and a COMMIT (the pages written to the log, the fsync) costs
+// a batch about what ten creates do. So under load (groupcommit's Gather: the last batch
+// carried gatherBelow or more) a smaller batch waits gatherWait for the writes on their
+// way, and commits once for all; with few writers, or a write that finds the committer
+// idle, nothing waits. Creates a second, same runs, alternating with the build without:
+// 50 clients 10,737 and 10,390 against 10,188 and 9,738; 25 clients 8,230 and 8,128
+// against 8,046 and 7,452; 4 and 1 clients even.
+const (
+	gatherBelow = 16
+	gatherWait  = 200 * time.Microsecond
+)
 
 // stopCommitter makes new writes fail with store.ErrClosed, lets the batch in progress
 // finish and waits for the committer to return.
