@@ -3,6 +3,7 @@ package pgqueries
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/platform-payments/payments/queries"
 )
@@ -23,11 +24,19 @@ func (a Adapter) RecordEvent(ctx context.Context, e queries.CreateEventParams) (
 }
 
 // EmitEvents writes the events and their deliveries in one statement, and returns how
-// many deliveries it wrote.
+// many deliveries it wrote. An event whose platform does not exist is not written, and is
+// an error.
 func (a Adapter) EmitEvents(ctx context.Context, events []EmittedEvent) (int64, error) {
 	raw, err := json.Marshal(events)
 	if err != nil {
 		return 0, err
 	}
-	return a.Q.EmitEvents(ctx, raw)
+	n, err := a.Q.EmitEvents(ctx, raw)
+	if err != nil {
+		return 0, err
+	}
+	if n.Events != int64(len(events)) {
+		return 0, fmt.Errorf("payments: %d of %d events are of no platform", int64(len(events))-n.Events, len(events))
+	}
+	return n.Deliveries, nil
 }

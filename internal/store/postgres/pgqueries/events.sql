@@ -1,7 +1,14 @@
 -- Events, as queries/events.sql.
 
 -- name: CreateEvent :exec
-INSERT INTO events (id, platform_id, type, created_at, payload) VALUES ($1, $2, $3, $4, $5);
+-- Nothing is written when the platform does not exist: an event is written from its
+-- platform's row (events keep no foreign key to it: migrations/0004).
+WITH given AS (
+    SELECT sqlc.arg(id)::text AS id, sqlc.arg(platform_id)::text AS platform_id, sqlc.arg(type)::text AS type,
+        sqlc.arg(created_at)::text AS created_at, sqlc.arg(payload)::text AS payload
+)
+INSERT INTO events (id, platform_id, type, created_at, payload)
+SELECT g.id, p.id, g.type, g.created_at, g.payload FROM given g JOIN platforms p ON p.id = g.platform_id;
 
 -- name: FanOutEvent :execrows
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
@@ -56,20 +63,26 @@ DELETE FROM webhook_deliveries WHERE event_id IN (
 DELETE FROM events WHERE id IN (
     SELECT old.id FROM events old WHERE old.created_at < sqlc.arg(before) ORDER BY old.created_at, old.id LIMIT sqlc.arg(batch)::bigint);
 
--- name: EmitEvents :execrows
+-- name: EmitEvents :one
 -- PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
 -- one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
--- array of objects {id, platform_id, type, created_at, payload}. It returns the count of
--- deliveries written.
+-- array of objects {id, platform_id, type, created_at, payload}, written in its order, each
+-- only when its platform exists (events keep no foreign key to it: migrations/0004). It
+-- returns how many events and deliveries it wrote: fewer events than given is an event of
+-- no platform, which its caller refuses.
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
     FROM json_to_recordset(sqlc.arg(events)::json) AS e (id text, platform_id text, type text, created_at text, payload text)
+    WHERE EXISTS (SELECT 1 FROM platforms p WHERE p.id = e.platform_id)
     RETURNING id, platform_id, type, created_at
+), d AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+    SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
+    FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
+    WHERE e.status = 'enabled' AND e.deleted_at IS NULL
+      AND (e.all_events = 1 OR EXISTS (
+          SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
+    RETURNING 1
 )
-INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
-      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type));
+SELECT (SELECT count(*) FROM ev)::bigint AS events, (SELECT count(*) FROM d)::bigint AS deliveries;

@@ -11,7 +11,12 @@ import (
 
 const createEvent = `-- name: CreateEvent :exec
 
-INSERT INTO events (id, platform_id, type, created_at, payload) VALUES ($1, $2, $3, $4, $5)
+WITH given AS (
+    SELECT $1::text AS id, $2::text AS platform_id, $3::text AS type,
+        $4::text AS created_at, $5::text AS payload
+)
+INSERT INTO events (id, platform_id, type, created_at, payload)
+SELECT g.id, p.id, g.type, g.created_at, g.payload FROM given g JOIN platforms p ON p.id = g.platform_id
 `
 
 type CreateEventParams struct {
@@ -23,6 +28,8 @@ type CreateEventParams struct {
 }
 
 // Events, as queries/events.sql.
+// Nothing is written when the platform does not exist: an event is written from its
+// platform's row (events keep no foreign key to it: migrations/0004).
 func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error {
 	_, err := q.db.Exec(ctx, createEvent,
 		arg.ID,
@@ -34,31 +41,41 @@ func (q *Queries) CreateEvent(ctx context.Context, arg CreateEventParams) error 
 	return err
 }
 
-const emitEvents = `-- name: EmitEvents :execrows
+const emitEvents = `-- name: EmitEvents :one
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
     FROM json_to_recordset($1::json) AS e (id text, platform_id text, type text, created_at text, payload text)
+    WHERE EXISTS (SELECT 1 FROM platforms p WHERE p.id = e.platform_id)
     RETURNING id, platform_id, type, created_at
+), d AS (
+    INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+    SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
+    FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
+    WHERE e.status = 'enabled' AND e.deleted_at IS NULL
+      AND (e.all_events = 1 OR EXISTS (
+          SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
+    RETURNING 1
 )
-INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
-FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
-WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
-      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
+SELECT (SELECT count(*) FROM ev)::bigint AS events, (SELECT count(*) FROM d)::bigint AS deliveries
 `
+
+type EmitEventsRow struct {
+	Events     int64
+	Deliveries int64
+}
 
 // PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
 // one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
-// array of objects {id, platform_id, type, created_at, payload}. It returns the count of
-// deliveries written.
-func (q *Queries) EmitEvents(ctx context.Context, events []byte) (int64, error) {
-	result, err := q.db.Exec(ctx, emitEvents, events)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+// array of objects {id, platform_id, type, created_at, payload}, written in its order, each
+// only when its platform exists (events keep no foreign key to it: migrations/0004). It
+// returns how many events and deliveries it wrote: fewer events than given is an event of
+// no platform, which its caller refuses.
+func (q *Queries) EmitEvents(ctx context.Context, events []byte) (EmitEventsRow, error) {
+	row := q.db.QueryRow(ctx, emitEvents, events)
+	var i EmitEventsRow
+	err := row.Scan(&i.Events, &i.Deliveries)
+	return i, err
 }
 
 const fanOutEvent = `-- name: FanOutEvent :execrows

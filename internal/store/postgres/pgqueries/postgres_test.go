@@ -363,22 +363,24 @@ func TestCreateUserRows(t *testing.T) {
 }
 
 // TestRowsFromParents keeps what migrations/0004 relies on, having dropped the foreign keys
-// of users (to platforms), wallets and user_settings (to users): the statements that write
-// these tables are the ones named below, and each writes a row only from its parent's. A
-// new statement writing them fails the test until it is added here, written the same way.
+// of users (to platforms), wallets and user_settings (to users) and events (to platforms):
+// the statements that write these tables are the ones named below, and each writes a row
+// only from its parent's, or refuses it. A new statement writing them fails the test until
+// it is added here, written the same way.
 func TestRowsFromParents(t *testing.T) {
 	writers := map[string]bool{}
 	for name, text := range generatedQueries(t) {
-		for _, table := range []string{"users", "wallets", "user_settings"} {
+		for _, table := range []string{"users", "wallets", "user_settings", "events"} {
 			if strings.Contains(text, "INSERT INTO "+table+" ") || strings.Contains(text, "UPDATE "+table+" SET user_id") ||
 				strings.Contains(text, "UPDATE "+table+" SET platform_id") {
 				writers[name] = true
 			}
 		}
 	}
-	want := map[string]bool{"CreateUser": true, "CreateWallet": true, "CreateUserSettings": true, "CreateUserRows": true, "CreateUsersRows": true}
+	want := map[string]bool{"CreateUser": true, "CreateWallet": true, "CreateUserSettings": true, "CreateUserRows": true,
+		"CreateUsersRows": true, "CreateEvent": true, "EmitEvents": true}
 	if !reflect.DeepEqual(writers, want) {
-		t.Errorf("the statements writing users, wallets and user_settings are %v, want %v", writers, want)
+		t.Errorf("the statements writing users, wallets, user_settings and events are %v, want %v", writers, want)
 	}
 
 	db := openSchema(t)
@@ -395,8 +397,42 @@ func TestRowsFromParents(t *testing.T) {
 		Language: "en", NotificationsEnabled: 1, CreatedAt: at}); err != nil {
 		t.Error(err)
 	}
+	event := queries.CreateEventParams{ID: "e1", PlatformID: "none", Type: "user.created", CreatedAt: at, Payload: "{}"}
+	if err := a.CreateEvent(ctx, event); err != nil {
+		t.Error(err)
+	}
+	// A batch's events with one of no platform: refused, and none written.
+	const keyID = "0123456789abcdef"
+	sealed := "v1:" + keyID + ":c2VhbGVk"
+	if err := a.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+		SecretSealed: sealed, CreatedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	ofP1 := pgqueries.EmittedEvent{ID: "e2", PlatformID: "p1", Type: "user.created", CreatedAt: at, Payload: "{}"}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgqueries.NewAdapter(pgqueries.New(tx)).EmitEvents(ctx, []pgqueries.EmittedEvent{ofP1, pgqueries.EmittedEvent(event)}); err == nil ||
+		!strings.Contains(err.Error(), "1 of 2 events are of no platform") {
+		t.Errorf("EmitEvents with an event of no platform: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
 	var n int
-	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM wallets) + (SELECT count(*) FROM user_settings)`).Scan(&n); err != nil || n != 0 {
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users) + (SELECT count(*) FROM wallets) + (SELECT count(*) FROM user_settings)
+		+ (SELECT count(*) FROM events)`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("without their parents: %d rows written, %v", n, err)
+	}
+	// And of a platform that exists, written.
+	if _, err := a.EmitEvents(ctx, []pgqueries.EmittedEvent{ofP1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = 'e2' AND platform_id = 'p1'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("EmitEvents of p1: %d events written, %v", n, err)
 	}
 }

@@ -37,6 +37,8 @@ type Querier interface {
 	CreateBlindIndexKey(ctx context.Context, arg CreateBlindIndexKeyParams) error
 	CreateCard(ctx context.Context, arg CreateCardParams) error
 	// Events, as queries/events.sql.
+	// Nothing is written when the platform does not exist: an event is written from its
+	// platform's row (events keep no foreign key to it: migrations/0004).
 	CreateEvent(ctx context.Context, arg CreateEventParams) error
 	CreateIdempotencyRecord(ctx context.Context, arg CreateIdempotencyRecordParams) error
 	// PostgreSQL only: CreateIdempotencyRecord for many records in one statement (a batch's,
@@ -90,9 +92,11 @@ type Querier interface {
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
 	// PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
 	// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
-	// array of objects {id, platform_id, type, created_at, payload}. It returns the count of
-	// deliveries written.
-	EmitEvents(ctx context.Context, events []byte) (int64, error)
+	// array of objects {id, platform_id, type, created_at, payload}, written in its order, each
+	// only when its platform exists (events keep no foreign key to it: migrations/0004). It
+	// returns how many events and deliveries it wrote: fewer events than given is an event of
+	// no platform, which its caller refuses.
+	EmitEvents(ctx context.Context, events []byte) (EmitEventsRow, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
