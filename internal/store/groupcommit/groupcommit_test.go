@@ -3,6 +3,7 @@ package groupcommit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,16 @@ func newEngineWith(t *testing.T, runners int, setup func(*groupcommit.Committer)
 // (want waiting in all), so that writes are queued in the order started.
 func (e *engine) write(t *testing.T, key string, want int64, fn func() error) <-chan error {
 	t.Helper()
+	done, err := e.queue(key, want, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
+// queue is write for a goroutine other than the test's, which must not call t.Fatal: it
+// returns the error instead.
+func (e *engine) queue(key string, want int64, fn func() error) (<-chan error, error) {
 	ctx := context.Background()
 	if key != "" {
 		ctx = store.WithLockKey(ctx, key)
@@ -66,11 +77,11 @@ func (e *engine) write(t *testing.T, key string, want int64, fn func() error) <-
 	}()
 	for deadline := time.Now().Add(5 * time.Second); e.c.Waiting() != want; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d writes waiting, want %d", e.c.Waiting(), want)
+			return nil, fmt.Errorf("%d writes waiting, want %d", e.c.Waiting(), want)
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return done
+	return done, nil
 }
 
 // holding starts a write of key that runs until release is called, and waits until it
@@ -127,10 +138,15 @@ func TestCommitter(t *testing.T) {
 		var gathered []time.Duration
 		var meanwhile []<-chan error
 		restore := groupcommit.SetSleep(func(d time.Duration) {
-			// In the runner: two writes come while it waits.
+			// In the runner, which must not call t.Fatal: two writes come while it waits.
 			gathered = append(gathered, d)
 			for want := int64(1); want <= 2; want++ {
-				meanwhile = append(meanwhile, e.write(t, "", want, ok))
+				done, err := e.queue("", want, ok)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				meanwhile = append(meanwhile, done)
 			}
 		})
 		e = newEngineWith(t, 1, func(c *groupcommit.Committer) { c.Gather(3, time.Hour) })
