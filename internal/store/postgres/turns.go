@@ -335,7 +335,8 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 // rounds runs the operations of t to their ends, in rounds; first goes before the first
 // round's statements, and last after the last round's (each checked: an error is the
 // transaction's). b is the batch whose operations t runs, or nil when t's operations are
-// its own statements (taken whatever their contexts). An operation that fails ends the
+// its own statements (add: taken whatever their contexts, one statement each, which only
+// the database judges), and then last goes in their round. An operation that fails ends the
 // rounds with errOpFailed, or with its error when the database aborted the
 // transaction; every operation it started has then ended too.
 func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err error) {
@@ -384,6 +385,14 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 			}
 		}
 		done := len(sent) == 0 && !waiting
+		if b == nil && len(sent) > 0 && len(sent) == t.unended() {
+			// t's operations are statements of its own, one each (add): last rides in
+			// their round, a round trip less. A statement that fails there aborts the
+			// transaction, and the server skips what follows it in the round (one Sync
+			// ends a pgx.Batch): a COMMIT behind it commits nothing (a key stored
+			// meanwhile: TestGroupCommit/ErrKeyStoredMeanwhileFailsAlone).
+			done = true
+		}
 		if done {
 			for _, s := range last {
 				batch.Queue(s)
@@ -409,6 +418,17 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 			return nil
 		}
 	}
+}
+
+// unended is how many of t's operations have not ended.
+func (t *turns) unended() int {
+	n := 0
+	for i := range t.ops {
+		if t.ops[i].state != ended {
+			n++
+		}
+	}
+	return n
 }
 
 // entry is an operation's part of a round: its pre statements, then its queued one.
@@ -448,6 +468,13 @@ func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, firs
 		}
 	}
 	if done {
+		for _, e := range sent {
+			if t.ops[e.op].state != ended {
+				// An operation of a round that carries last went on to a second statement,
+				// which add's operations never do.
+				return fmt.Errorf("payments: a statement of a batch's end queued another after it")
+			}
+		}
 		for _, s := range last {
 			tag, err := t.br.Exec()
 			if err == nil && tag.String() != s {

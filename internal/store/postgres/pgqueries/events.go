@@ -3,7 +3,6 @@ package pgqueries
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/platform-payments/payments/queries"
 )
@@ -24,19 +23,12 @@ func (a Adapter) RecordEvent(ctx context.Context, e queries.CreateEventParams) (
 }
 
 // EmitEvents writes the events and their deliveries in one statement, and returns how
-// many deliveries it wrote. An event whose platform does not exist is not written, and is
-// an error.
+// many deliveries it wrote. An event whose platform does not exist fails the statement:
+// the database's own error, which aborts the transaction.
 func (a Adapter) EmitEvents(ctx context.Context, events []EmittedEvent) (int64, error) {
 	raw, err := json.Marshal(events)
 	if err != nil {
 		return 0, err
 	}
-	n, err := a.Q.EmitEvents(ctx, raw)
-	if err != nil {
-		return 0, err
-	}
-	if n.Events != int64(len(events)) {
-		return 0, fmt.Errorf("payments: %d of %d events are of no platform", int64(len(events))-n.Events, len(events))
-	}
-	return n.Deliveries, nil
+	return a.Q.EmitEvents(ctx, raw)
 }

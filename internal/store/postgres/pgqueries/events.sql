@@ -68,8 +68,8 @@ DELETE FROM events WHERE id IN (
 -- one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
 -- array of objects {id, platform_id, type, created_at, payload}, written in its order, each
 -- only when its platform exists (events keep no foreign key to it: migrations/0004). It
--- returns how many events and deliveries it wrote: fewer events than given is an event of
--- no platform, which its caller refuses.
+-- returns how many deliveries it wrote; an event of no platform fails the statement
+-- (payments_refuse, migrations/0005), so that the database refuses it, as the key did.
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
@@ -85,4 +85,6 @@ WITH ev AS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM ev)::bigint AS events, (SELECT count(*) FROM d)::bigint AS deliveries;
+SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length(sqlc.arg(events)::json)
+    THEN (SELECT count(*) FROM d)
+    ELSE payments_refuse('payments: an event of no platform') END)::bigint AS deliveries;

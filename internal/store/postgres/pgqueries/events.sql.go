@@ -57,25 +57,22 @@ WITH ev AS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
     RETURNING 1
 )
-SELECT (SELECT count(*) FROM ev)::bigint AS events, (SELECT count(*) FROM d)::bigint AS deliveries
+SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length($1::json)
+    THEN (SELECT count(*) FROM d)
+    ELSE payments_refuse('payments: an event of no platform') END)::bigint AS deliveries
 `
-
-type EmitEventsRow struct {
-	Events     int64
-	Deliveries int64
-}
 
 // PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
 // one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
 // array of objects {id, platform_id, type, created_at, payload}, written in its order, each
 // only when its platform exists (events keep no foreign key to it: migrations/0004). It
-// returns how many events and deliveries it wrote: fewer events than given is an event of
-// no platform, which its caller refuses.
-func (q *Queries) EmitEvents(ctx context.Context, events []byte) (EmitEventsRow, error) {
+// returns how many deliveries it wrote; an event of no platform fails the statement
+// (payments_refuse, migrations/0005), so that the database refuses it, as the key did.
+func (q *Queries) EmitEvents(ctx context.Context, events []byte) (int64, error) {
 	row := q.db.QueryRow(ctx, emitEvents, events)
-	var i EmitEventsRow
-	err := row.Scan(&i.Events, &i.Deliveries)
-	return i, err
+	var deliveries int64
+	err := row.Scan(&deliveries)
+	return deliveries, err
 }
 
 const fanOutEvent = `-- name: FanOutEvent :execrows

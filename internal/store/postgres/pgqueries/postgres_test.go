@@ -416,8 +416,11 @@ func TestRowsFromParents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgqueries.NewAdapter(pgqueries.New(tx)).EmitEvents(ctx, []pgqueries.EmittedEvent{ofP1, pgqueries.EmittedEvent(event)}); err == nil ||
-		!strings.Contains(err.Error(), "1 of 2 events are of no platform") {
+	// The database refuses it (so that a COMMIT behind it in the same round trip commits
+	// nothing), as the dropped key did: SQLSTATE 23503.
+	var pgErr *pgconn.PgError
+	if _, err := pgqueries.NewAdapter(pgqueries.New(tx)).EmitEvents(ctx, []pgqueries.EmittedEvent{ofP1, pgqueries.EmittedEvent(event)}); !errors.As(err, &pgErr) ||
+		pgErr.Code != "23503" || pgErr.Message != "payments: an event of no platform" {
 		t.Errorf("EmitEvents with an event of no platform: %v", err)
 	}
 	if err := tx.Rollback(ctx); err != nil {

@@ -94,9 +94,9 @@ type Querier interface {
 	// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
 	// array of objects {id, platform_id, type, created_at, payload}, written in its order, each
 	// only when its platform exists (events keep no foreign key to it: migrations/0004). It
-	// returns how many events and deliveries it wrote: fewer events than given is an event of
-	// no platform, which its caller refuses.
-	EmitEvents(ctx context.Context, events []byte) (EmitEventsRow, error)
+	// returns how many deliveries it wrote; an event of no platform fails the statement
+	// (payments_refuse, migrations/0005), so that the database refuses it, as the key did.
+	EmitEvents(ctx context.Context, events []byte) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
