@@ -119,7 +119,9 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 		if params.IsDefault, err = takeDefault(ctx, q, user.ID, in.IsDefault != nil && *in.IsDefault); err != nil {
 			return err
 		}
-		row, err := q.CreateBankAccount(ctx, params)
+		// The write's last statement (store.Last): the user's next account may lock the
+		// user behind it, in its round.
+		row, err := q.CreateBankAccount(store.Last(ctx), params)
 		if err != nil {
 			return s.storeError(err)
 		}

@@ -125,7 +125,9 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		if err != nil {
 			return err
 		}
-		before, row, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{
+		// The write's last statement (store.Last): the renames of the payee waiting
+		// behind it may follow it in its round.
+		before, row, err := q.RenameUserPayee(store.Last(ctx), queries.RenamePayeeParams{
 			Name:      in.Name,
 			UpdatedAt: new(formatTime(s.Now())),
 			ID:        canonicalID(in.PayeeID),

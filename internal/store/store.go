@@ -227,6 +227,27 @@ func Interleaving(ctx context.Context) (key string, ok bool) {
 	return key, ok
 }
 
+// lastKey is the context key of Last.
+type lastKey struct{}
+
+// Last returns ctx marking the statement run with it as the last its write operation runs:
+// after it the write only records what the engine keeps for its batch's end (RecordEvent,
+// the idempotency records). An engine whose statements cost a round trip (PostgreSQL) may
+// then send the first statement of the write that waits for this one (a marked write of
+// the same key, or any, when one of them runs alone: WithInterleaving) in the same round,
+// right behind it, where it runs after it as it would a round trip later. A write that
+// runs a statement after its last fails its batch's first run, which the engine runs again
+// without the overlap: a cost, never a wrong result.
+func Last(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lastKey{}, true)
+}
+
+// IsLast reports whether ctx marks its statement as its write's last (Last).
+func IsLast(ctx context.Context) bool {
+	last, _ := ctx.Value(lastKey{}).(bool)
+	return last
+}
+
 // MaxBatch bounds the write operations of one transaction of a group-committing engine,
 // so that no caller waits behind an unbounded queue.
 const MaxBatch = 128

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -29,7 +30,11 @@ import (
 // Which statements may share a round (store.WithInterleaving): an operation marked as
 // interleavable runs beside the other marked operations of other keys; one unmarked runs
 // alone, as it would one by one: no statement of another operation runs between its first
-// and its end. Operations keep the batch's order wherever they could conflict.
+// and its end. Operations keep the batch's order wherever they could conflict. An
+// operation that says a statement is its last (store.Last) lets those it holds back
+// follow it in that statement's round, behind it: they run after its end, as they would a
+// round trip later; should it run another statement after all, the batch fails, to be run
+// again one by one.
 //
 // An operation that reaches CreateUserRows waits there while the others go on. Once
 // nothing else is left to send, the users they create are written together, one
@@ -83,6 +88,11 @@ type turn struct {
 	sql  string
 	args []any
 	pre  []statement
+	// last: its queued statement is the last it runs (store.Last), and inRound: that
+	// statement is in the round being made, so the writes it holds back may follow it
+	// there. afterLast: it went on to a statement after its last, which fails the batch's
+	// run (to be run again one by one).
+	last, inRound, afterLast bool
 	// what it creates (parked) and the answer it gets
 	rows store.NewUserRows
 	row  queries.User
@@ -102,6 +112,13 @@ type statement struct {
 // failed meanwhile: the batch is rolled back, and run again.
 var errAbandoned = errors.New("payments: the batch failed while this write waited")
 
+// roundSent, for tests, is called with each round before it is sent.
+var roundSent atomic.Pointer[func(*pgx.Batch)]
+
+// errAfterLast is what a statement returns that an operation runs after the one it said
+// was its last (store.Last): the writes behind it may have run meanwhile.
+var errAfterLast = errors.New("payments: a write ran a statement after its last")
+
 // turnDB is an operation's connection when its batch runs in turns: each statement is
 // queued for the next round, and its result read from that round's.
 type turnDB struct {
@@ -110,34 +127,38 @@ type turnDB struct {
 }
 
 // queue queues the statement and hands the turn back until the statement's round is
-// being read; an error is the abandoned batch's.
-func (d turnDB) queue(sql string, args []any) error {
+// being read; an error is the abandoned batch's, or errAfterLast.
+func (d turnDB) queue(ctx context.Context, sql string, args []any) error {
 	if d.t.failed != nil {
 		return d.t.failed
 	}
 	op := &d.t.ops[d.i]
-	op.state, op.sql, op.args = queued, sql, args
+	if op.last {
+		op.afterLast = true
+		return errAfterLast
+	}
+	op.state, op.sql, op.args, op.last = queued, sql, args, store.IsLast(ctx)
 	d.t.yield <- d.i
 	<-op.resume
 	return d.t.failed
 }
 
-func (d turnDB) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if err := d.queue(sql, args); err != nil {
+func (d turnDB) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := d.queue(ctx, sql, args); err != nil {
 		return pgconn.CommandTag{}, err
 	}
 	return d.t.br.Exec()
 }
 
-func (d turnDB) Query(_ context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if err := d.queue(sql, args); err != nil {
+func (d turnDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := d.queue(ctx, sql, args); err != nil {
 		return nil, err
 	}
 	return d.t.br.Query()
 }
 
-func (d turnDB) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
-	if err := d.queue(sql, args); err != nil {
+func (d turnDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := d.queue(ctx, sql, args); err != nil {
 		return errRow{err}
 	}
 	return d.t.br.QueryRow()
@@ -232,11 +253,12 @@ func (t *turns) hand(i int) {
 }
 
 // blocks reports whether operation j, earlier in the batch than i, keeps i from going on:
-// it has started or may start, has not ended and does not wait at CreateUserRows, and
-// the two may conflict.
+// it has started or may start, has not ended, does not wait at CreateUserRows and has not
+// put its last statement in the round being made (i's statement then goes behind it),
+// and the two may conflict.
 func (t *turns) blocks(j, i int) bool {
 	a, b := &t.ops[j], &t.ops[i]
-	if a.state == ended || a.state == parked {
+	if a.state == ended || a.state == parked || a.inRound && a.last {
 		return false
 	}
 	return !a.interleaves || !b.interleaves || a.key != "" && a.key == b.key
@@ -354,6 +376,9 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 		var sent []entry
 		waiting := false // an operation is parked at CreateUserRows
 		for i := range t.ops {
+			t.ops[i].inRound = false
+		}
+		for i := range t.ops {
 			op := &t.ops[i]
 			if op.state == ended || !t.free(i) {
 				waiting = waiting || op.state == parked
@@ -378,6 +403,7 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 					batch.Queue(p.sql, p.args...)
 				}
 				batch.Queue(op.sql, op.args...)
+				op.inRound = true
 				sent = append(sent, entry{op: i, pre: len(op.pre)})
 				op.pre = op.pre[:0]
 			case parked:
@@ -438,6 +464,9 @@ type entry struct{ op, pre int }
 // pre statements', then its own, with which it goes on to its next statement), then
 // last's.
 func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []entry, done bool, last []string) (err error) {
+	if hook := roundSent.Load(); hook != nil {
+		(*hook)(batch)
+	}
 	t.br = conn.SendBatch(ctx, batch)
 	defer func() {
 		if cerr := t.br.Close(); err == nil && cerr != nil {
@@ -489,10 +518,14 @@ func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, firs
 }
 
 // check returns the error that ends the rounds when operation i has ended without
-// success: the database's when it aborted the transaction to break a deadlock or a
-// serialization failure (the batch is run again whole), else errOpFailed.
+// success, or ran a statement after its last: the database's when it aborted the
+// transaction to break a deadlock or a serialization failure (the batch is run again
+// whole), else errOpFailed.
 func (t *turns) check(i int) error {
 	op := &t.ops[i]
+	if op.afterLast {
+		return errOpFailed
+	}
 	if op.state != ended || op.result.OK() {
 		return nil
 	}
