@@ -116,12 +116,11 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 		if in.AccountHolderName != nil {
 			params.AccountHolderName = *in.AccountHolderName
 		}
-		if params.IsDefault, err = takeDefault(ctx, q, user.ID, in.IsDefault != nil && *in.IsDefault); err != nil {
-			return err
-		}
-		// The write's last statement (store.Last): the user's next account may lock the
-		// user behind it, in its round.
-		row, err := q.CreateBankAccount(store.Last(ctx), params)
+		// The default-account rule, with the user's row locked first, so that the
+		// default-account changes of one user run one after another wherever writes run
+		// side by side. The write's last statement (store.Last): the user's next account
+		// may lock the user behind it, in its round.
+		row, err := q.CreateBankAccountTakingDefault(store.Last(ctx), params, in.IsDefault != nil && *in.IsDefault)
 		if err != nil {
 			return s.storeError(err)
 		}
@@ -165,27 +164,6 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 		AccountHolderCountry: in.AccountHolderCountry,
 		CreatedAt:            formatTime(s.Now()),
 	}
-}
-
-// takeDefault applies the default-account rule for a new account of the user: it is the
-// default when it is the user's first, or when asked to be, and then the account that was
-// the default no longer is. It returns the new account's is_default.
-// The user's row is locked first, so that the default-account changes of one user run
-// one after another wherever writes run side by side.
-func takeDefault(ctx context.Context, q store.Querier, userID string, asked bool) (int64, error) {
-	hasDefault, err := q.LockUserHasDefault(ctx, userID)
-	if err != nil {
-		return 0, err
-	}
-	if hasDefault && !asked {
-		return 0, nil
-	}
-	if hasDefault {
-		if err := q.ClearDefaultAccount(ctx, userID); err != nil {
-			return 0, err
-		}
-	}
-	return 1, nil
 }
 
 // GetBankAccount returns a linked bank account of a user of the platform, once that user

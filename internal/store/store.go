@@ -1,7 +1,8 @@
 // Package store is the contract between the payments service and a database engine. The
 // service talks to the engine through Store and to its statements through Querier (the
 // sqlc queries of package queries, which every engine generates in the same shape, plus
-// LockUser, LockUserHasDefault, RecordEvent, CreateUserRows and RenameUserPayee); each engine, a package under internal/store, keeps its driver, pools,
+// LockUser, CreateBankAccountTakingDefault, RecordEvent, CreateUserRows and
+// RenameUserPayee); each engine, a package under internal/store, keeps its driver, pools,
 // transactions, retries and errors to itself and reports what the service must act on as
 // typed values (Conflict, Unavailable, ErrClosed). The suite in storetest checks that an
 // engine keeps the contract.
@@ -24,10 +25,13 @@ type Querier interface {
 	// user's default account run one after the other. An engine whose writes never run
 	// side by side (SQLite) does nothing.
 	LockUser(ctx context.Context, userID string) error
-	// LockUserHasDefault is LockUser, then UserHasDefaultAccount read with the user's row
-	// held: an engine where a statement costs a round trip (PostgreSQL) sends the two
-	// together, the read running after the lock is had.
-	LockUserHasDefault(ctx context.Context, userID string) (bool, error)
+	// CreateBankAccountTakingDefault is CreateBankAccount under the default-account rule,
+	// with the user's row held (LockUser) first: the account is the user's default when
+	// asked (the default before it, if any, then no longer is: ClearDefaultAccount) or when
+	// the user has none (UserHasDefaultAccount, read with the row held), and p.IsDefault
+	// is not read. An engine where a statement costs a round trip (PostgreSQL) sends the
+	// lock and the insert, which reads whether there is a default itself, together.
+	CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error)
 	// RecordEvent writes the event and, due at the event's time, a pending delivery of
 	// it to each enabled endpoint of its platform subscribed to its type, and returns how
 	// many deliveries it wrote: CreateEvent and FanOutEvent. An engine where a statement

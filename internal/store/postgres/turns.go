@@ -84,7 +84,7 @@ type turn struct {
 	interleaves bool
 	key         string
 	// its queued statement, and the statements it queued to go just before it without
-	// reading their answers (LockUserHasDefault's lock: pre)
+	// reading their answers (CreateBankAccountTakingDefault's lock: pre)
 	sql  string
 	args []any
 	pre  []statement
@@ -102,10 +102,12 @@ type turn struct {
 	abandoned bool // it ended because its batch failed
 }
 
-// statement is a statement queued for a round.
+// statement is a statement queued for a round; row: a pre statement that must find a row
+// (capture).
 type statement struct {
 	sql  string
 	args []any
+	row  bool
 }
 
 // errAbandoned is what an operation's statement or CreateUserRows returns when its batch
@@ -188,28 +190,36 @@ func (q turnQuerier) CreateUserRows(_ context.Context, u store.NewUserRows) (que
 	return op.row, op.err
 }
 
-// LockUserHasDefault sends the lock of the user's row and the read of whether the user
-// has a default account in one round, the lock first: the read runs once the lock is had,
-// in a snapshot of its own, as if it were sent after the lock's answer. A lock of no row
-// (no such user) or refused (a deadlock) fails the round, and the read never answers
-// without it. A round trip less for Add Bank Account.
-func (q turnQuerier) LockUserHasDefault(ctx context.Context, userID string) (bool, error) {
+// CreateBankAccountTakingDefault sends the lock of the user's row, the clearing of its
+// default when asked, and the insert, which reads whether the user has a default account
+// itself, in one round, in that order: each statement runs once the one before has ended,
+// in a snapshot of its own, as if it were sent after its answer. A lock of no row (no such
+// user) or refused (a deadlock) fails the round, and the insert never answers without it.
+// Add Bank Account in one round trip, where it took two.
+func (q turnQuerier) CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {
 	if q.t.failed != nil {
-		return false, q.t.failed
+		return queries.BankAccount{}, q.t.failed
 	}
-	if _, err := pgqueries.New(capture{&q.t.ops[q.i]}).LockUserForUpdate(ctx, userID); err != nil {
-		return false, err
+	pre := pgqueries.New(capture{&q.t.ops[q.i]})
+	if _, err := pre.LockUserForUpdate(ctx, p.UserID); err != nil {
+		return queries.BankAccount{}, err
 	}
-	return q.Q.UserHasDefaultAccount(ctx, userID)
+	if asked {
+		if err := pre.ClearDefaultAccount(ctx, p.UserID); err != nil {
+			return queries.BankAccount{}, err
+		}
+	}
+	return q.InsertBankAccountTakingDefault(ctx, p, asked)
 }
 
 // capture queues each statement run on it as the operation's pre statement, to go with
 // its next (queued) statement, and answers nothing: for a statement whose answer the
-// operation does not read.
+// operation does not read. One run as a row's read (QueryRow: a lock) must find its row,
+// or the round fails; one run as Exec may change none.
 type capture struct{ op *turn }
 
 func (c capture) Exec(_ context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	c.op.pre = append(c.op.pre, statement{sql, args})
+	c.op.pre = append(c.op.pre, statement{sql: sql, args: args})
 	return pgconn.CommandTag{}, nil
 }
 
@@ -218,7 +228,7 @@ func (c capture) Query(context.Context, string, ...any) (pgx.Rows, error) {
 }
 
 func (c capture) QueryRow(_ context.Context, sql string, args ...any) pgx.Row {
-	c.op.pre = append(c.op.pre, statement{sql, args})
+	c.op.pre = append(c.op.pre, statement{sql: sql, args: args, row: true})
 	return errRow{nil}
 }
 
@@ -373,7 +383,7 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 		for _, s := range first {
 			batch.Queue(s)
 		}
-		var sent []entry
+		var sent []int   // the operations whose statements the round carries
 		waiting := false // an operation is parked at CreateUserRows
 		for i := range t.ops {
 			t.ops[i].inRound = false
@@ -404,8 +414,7 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 				}
 				batch.Queue(op.sql, op.args...)
 				op.inRound = true
-				sent = append(sent, entry{op: i, pre: len(op.pre)})
-				op.pre = op.pre[:0]
+				sent = append(sent, i)
 			case parked:
 				waiting = true
 			}
@@ -457,13 +466,10 @@ func (t *turns) unended() int {
 	return n
 }
 
-// entry is an operation's part of a round: its pre statements, then its queued one.
-type entry struct{ op, pre int }
-
 // send sends a round and reads its results: first's, then each operation's in turn (its
 // pre statements', then its own, with which it goes on to its next statement), then
 // last's.
-func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []entry, done bool, last []string) (err error) {
+func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, first []string, sent []int, done bool, last []string) (err error) {
 	if hook := roundSent.Load(); hook != nil {
 		(*hook)(batch)
 	}
@@ -479,26 +485,28 @@ func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, firs
 			return fmt.Errorf("payments: %s: %w", s, err)
 		}
 	}
-	for _, e := range sent {
-		for range e.pre {
+	for _, i := range sent {
+		op := &t.ops[i]
+		for _, p := range op.pre {
 			// A lock of no row is the lock refused: the batch run again one by one
 			// gives the operation its own answer.
 			tag, err := t.br.Exec()
 			if err != nil && retryable(err) {
 				return err
 			}
-			if err != nil || tag.RowsAffected() == 0 {
+			if err != nil || p.row && tag.RowsAffected() == 0 {
 				return errOpFailed
 			}
 		}
-		t.hand(e.op)
-		if err := t.check(e.op); err != nil {
+		op.pre = op.pre[:0]
+		t.hand(i)
+		if err := t.check(i); err != nil {
 			return err
 		}
 	}
 	if done {
-		for _, e := range sent {
-			if t.ops[e.op].state != ended {
+		for _, i := range sent {
+			if t.ops[i].state != ended {
 				// An operation of a round that carries last went on to a second statement,
 				// which add's operations never do.
 				return fmt.Errorf("payments: a statement of a batch's end queued another after it")

@@ -66,9 +66,23 @@ type querier struct{ *queries.Queries }
 
 func (querier) LockUser(context.Context, string) error { return nil }
 
-// LockUserHasDefault is UserHasDefaultAccount: there is no row to lock.
-func (q querier) LockUserHasDefault(ctx context.Context, userID string) (bool, error) {
-	return q.UserHasDefaultAccount(ctx, userID)
+// CreateBankAccountTakingDefault is store.Querier's, its statements one after another:
+// there is no row to lock.
+func (q querier) CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {
+	has, err := q.UserHasDefaultAccount(ctx, p.UserID)
+	if err != nil {
+		return queries.BankAccount{}, err
+	}
+	if asked && has {
+		if err := q.ClearDefaultAccount(ctx, p.UserID); err != nil {
+			return queries.BankAccount{}, err
+		}
+	}
+	p.IsDefault = 0
+	if asked || !has {
+		p.IsDefault = 1
+	}
+	return q.CreateBankAccount(ctx, p)
 }
 
 // RecordEvent runs CreateEvent and FanOutEvent: in process, two statements cost little.

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -34,7 +35,7 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Read", h.testRead)
 	t.Run("Conflict", h.testConflict)
 	t.Run("LockUser", h.testLockUser)
-	t.Run("LockUserHasDefault", h.testLockUserHasDefault)
+	t.Run("CreateBankAccountTakingDefault", h.testCreateBankAccountTakingDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
@@ -486,49 +487,85 @@ func (h *harness) testConflict(t *testing.T) {
 	}
 }
 
-// LockUserHasDefault tells whether the user has a default account as the write that
-// held the user last left it: a write that waited for the user reads the default
-// account that write added.
-func (h *harness) testLockUserHasDefault(t *testing.T) {
+// CreateBankAccountTakingDefault applies the default-account rule as the write that held
+// the user last left it: a user's first account is the default, a later one only when
+// asked (and the default before it then no longer is), and a write that waited for the
+// user sees the default account that write added.
+func (h *harness) testCreateBankAccountTakingDefault(t *testing.T) {
 	st, _ := h.open(t)
 	ctx := context.Background()
-	_, userID := platformWithUser(t, st, "defaults@example.com")
-	has := func() (has bool, err error) {
-		err = st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
-			has, err = q.LockUserHasDefault(ctx, userID)
-			return err
-		})
-		return has, err
-	}
-	if has, err := has(); err != nil || has {
-		t.Fatalf("LockUserHasDefault of a user without accounts = %v, %v; want false", has, err)
-	}
-	release, first := holding(st, func(ctx context.Context, q store.Querier) error {
-		if _, err := q.LockUserHasDefault(ctx, userID); err != nil {
-			return err
-		}
-		_, err := q.CreateBankAccount(ctx, queries.CreateBankAccountParams{
+	platformID, userID := platformWithUser(t, st, "defaults@example.com")
+	add := func(ctx context.Context, q store.Querier, asked bool) (string, error) {
+		row, err := q.CreateBankAccountTakingDefault(ctx, queries.CreateBankAccountParams{
 			ID: uuid.NewString(), UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
-			AccountNumberSealed: sealed, AccountNumberIndex: []byte("index"), RoutingNumber: "011000015",
-			AccountType: "PERSONAL_CHECKING", IsDefault: 1, CreatedAt: now(),
-		})
+			AccountNumberSealed: sealed, AccountNumberIndex: []byte(uuid.NewString()), RoutingNumber: "011000015",
+			AccountType: "PERSONAL_CHECKING", IsDefault: 1 - boolInt(asked), CreatedAt: now(), // not read
+		}, asked)
+		return row.ID, err
+	}
+	// defaults returns which of the accounts are the default.
+	defaults := func(ids ...string) []string {
+		t.Helper()
+		var got []string
+		if err := st.Read(ctx, func(q store.Querier) error {
+			for _, id := range ids {
+				r, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: id, PlatformID: platformID})
+				if err != nil {
+					return err
+				}
+				if r.BankAccount.IsDefault == 1 {
+					got = append(got, id)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	// The holder adds the user's first account, the default, and holds the user while
+	// the second waits; the second, not asked, is not the default.
+	var first, second string
+	release, held := holding(st, func(ctx context.Context, q store.Querier) (err error) {
+		first, err = add(ctx, q, false)
 		return err
 	})
-	second := make(chan error, 1)
-	var got bool
+	waited := make(chan error, 1)
 	go func() {
-		var err error
-		got, err = has()
-		second <- err
+		waited <- st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			second, err = add(ctx, q, false)
+			return err
+		})
 	}()
 	time.Sleep(50 * time.Millisecond) // the second waits for the user (or for the writer)
 	release()
-	if err := <-first; err != nil {
+	if err := <-held; err != nil {
 		t.Fatal(err)
 	}
-	if err := <-second; err != nil || !got {
-		t.Errorf("LockUserHasDefault after a write that held the user added a default = %v, %v; want true", got, err)
+	if err := <-waited; err != nil {
+		t.Fatal(err)
 	}
+	if got := defaults(first, second); !slices.Equal(got, []string{first}) {
+		t.Fatalf("default accounts after two added, the first by the write that held the user: %v, want [%s]", got, first)
+	}
+	// Asked, an account takes the default over.
+	var third string
+	write(t, st, func(ctx context.Context, q store.Querier) (err error) {
+		third, err = add(ctx, q, true)
+		return err
+	})
+	if got := defaults(first, second, third); !slices.Equal(got, []string{third}) {
+		t.Errorf("default accounts after one added asking to be: %v, want [%s]", got, third)
+	}
+}
+
+// boolInt is 1 for true, 0 for false.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // RenameUserPayee renames a payee of a user and tells the name before: the last rename

@@ -160,6 +160,109 @@ func (q *Queries) GetPlatformBankAccount(ctx context.Context, arg GetPlatformBan
 	return i, err
 }
 
+const insertBankAccountTakingDefault = `-- name: InsertBankAccountTakingDefault :one
+INSERT INTO bank_accounts (
+    id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed,
+    account_number_index, routing_number, bank_address, city, state, zip, country, account_type,
+    account_holder_address, account_holder_city, account_holder_state, account_holder_zip,
+    account_holder_country, is_default, created_at
+) VALUES (
+    $1, $2, $3, $4, $5,
+    $6, $7, $8,
+    $9, $10, $11, $12, $13,
+    $14, $15, $16,
+    $17, $18, $19,
+    CASE WHEN $20::boolean OR NOT EXISTS (
+        SELECT 1 FROM bank_accounts d WHERE d.user_id = $2 AND d.is_default = 1) THEN 1 ELSE 0 END,
+    $21
+)
+RETURNING id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed, account_number_index, routing_number, bank_address, city, state, zip, country, account_type, account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country, balance, verification_status, verification_type, is_verified, is_default, created_at
+`
+
+type InsertBankAccountTakingDefaultParams struct {
+	ID                   string
+	UserID               string
+	NickName             *string
+	AccountHolderName    string
+	BankName             string
+	AccountNumberSealed  string
+	AccountNumberIndex   []byte
+	RoutingNumber        string
+	BankAddress          *string
+	City                 *string
+	State                *string
+	Zip                  *string
+	Country              *string
+	AccountType          string
+	AccountHolderAddress *string
+	AccountHolderCity    *string
+	AccountHolderState   *string
+	AccountHolderZip     *string
+	AccountHolderCountry *string
+	Asked                bool
+	CreatedAt            string
+}
+
+// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: 1
+// when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
+// user has no default account, else 0. Sent behind the user's lock (LockUserForUpdate), in
+// the same round: the statement's snapshot, taken when it starts, once the lock is had,
+// sees the default account any write that held the user added.
+func (q *Queries) InsertBankAccountTakingDefault(ctx context.Context, arg InsertBankAccountTakingDefaultParams) (BankAccount, error) {
+	row := q.db.QueryRow(ctx, insertBankAccountTakingDefault,
+		arg.ID,
+		arg.UserID,
+		arg.NickName,
+		arg.AccountHolderName,
+		arg.BankName,
+		arg.AccountNumberSealed,
+		arg.AccountNumberIndex,
+		arg.RoutingNumber,
+		arg.BankAddress,
+		arg.City,
+		arg.State,
+		arg.Zip,
+		arg.Country,
+		arg.AccountType,
+		arg.AccountHolderAddress,
+		arg.AccountHolderCity,
+		arg.AccountHolderState,
+		arg.AccountHolderZip,
+		arg.AccountHolderCountry,
+		arg.Asked,
+		arg.CreatedAt,
+	)
+	var i BankAccount
+	err := row.Scan(
+		&i.ID,
+		&i.UserID,
+		&i.NickName,
+		&i.AccountHolderName,
+		&i.BankName,
+		&i.AccountNumberSealed,
+		&i.AccountNumberIndex,
+		&i.RoutingNumber,
+		&i.BankAddress,
+		&i.City,
+		&i.State,
+		&i.Zip,
+		&i.Country,
+		&i.AccountType,
+		&i.AccountHolderAddress,
+		&i.AccountHolderCity,
+		&i.AccountHolderState,
+		&i.AccountHolderZip,
+		&i.AccountHolderCountry,
+		&i.Balance,
+		&i.VerificationStatus,
+		&i.VerificationType,
+		&i.IsVerified,
+		&i.IsDefault,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
 const userHasDefaultAccount = `-- name: UserHasDefaultAccount :one
 SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default = 1)
 `

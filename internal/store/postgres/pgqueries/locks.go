@@ -1,6 +1,10 @@
 package pgqueries
 
-import "context"
+import (
+	"context"
+
+	"github.com/platform-payments/payments/queries"
+)
 
 // LockUser locks the user's row until the transaction ends (LockUserForUpdate): the
 // operations take it before a default-account change.
@@ -9,12 +13,33 @@ func (a Adapter) LockUser(ctx context.Context, userID string) error {
 	return err
 }
 
-// LockUserHasDefault is store.Querier's: LockUser, then UserHasDefaultAccount.
-func (a Adapter) LockUserHasDefault(ctx context.Context, userID string) (bool, error) {
-	if err := a.LockUser(ctx, userID); err != nil {
-		return false, err
+// CreateBankAccountTakingDefault is store.Querier's: LockUser, ClearDefaultAccount when
+// asked, then InsertBankAccountTakingDefault.
+func (a Adapter) CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {
+	if err := a.LockUser(ctx, p.UserID); err != nil {
+		return queries.BankAccount{}, err
 	}
-	return a.Q.UserHasDefaultAccount(ctx, userID)
+	if asked {
+		if err := a.Q.ClearDefaultAccount(ctx, p.UserID); err != nil {
+			return queries.BankAccount{}, err
+		}
+	}
+	return a.InsertBankAccountTakingDefault(ctx, p, asked)
+}
+
+// InsertBankAccountTakingDefault is CreateBankAccountTakingDefault's insert alone, for an
+// operation that sent the user's lock (and the clearing) before it.
+func (a Adapter) InsertBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {
+	r, err := a.Q.InsertBankAccountTakingDefault(ctx, InsertBankAccountTakingDefaultParams{
+		ID: p.ID, UserID: p.UserID, NickName: p.NickName, AccountHolderName: p.AccountHolderName,
+		BankName: p.BankName, AccountNumberSealed: p.AccountNumberSealed, AccountNumberIndex: p.AccountNumberIndex,
+		RoutingNumber: p.RoutingNumber, BankAddress: p.BankAddress, City: p.City, State: p.State, Zip: p.Zip,
+		Country: p.Country, AccountType: p.AccountType, AccountHolderAddress: p.AccountHolderAddress,
+		AccountHolderCity: p.AccountHolderCity, AccountHolderState: p.AccountHolderState,
+		AccountHolderZip: p.AccountHolderZip, AccountHolderCountry: p.AccountHolderCountry, Asked: asked,
+		CreatedAt: p.CreatedAt,
+	})
+	return queries.BankAccount(r), err
 }
 
 // LockUntilCommit takes the advisory lock key until the transaction ends

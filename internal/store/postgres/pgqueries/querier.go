@@ -119,6 +119,12 @@ type Querier interface {
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
+	// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: 1
+	// when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
+	// user has no default account, else 0. Sent behind the user's lock (LockUserForUpdate), in
+	// the same round: the statement's snapshot, taken when it starts, once the lock is had,
+	// sees the default account any write that held the user added.
+	InsertBankAccountTakingDefault(ctx context.Context, arg InsertBankAccountTakingDefaultParams) (BankAccount, error)
 	// Before a resend: the delivery's success becomes a row of webhook_attempts.
 	KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error
 	LastBankAccountID(ctx context.Context) (string, error)
