@@ -237,6 +237,19 @@ func TestPostgres(t *testing.T) {
 	if has, err := q.UserHasDefaultAccount(ctx, "u1"); err != nil || !has {
 		t.Fatalf("UserHasDefaultAccount = %v, %v", has, err)
 	}
+	// The default-account rule, decided by the insert: not asked, beside a default, an
+	// account is not the default (whatever IsDefault says); asked, it takes over.
+	account.ID, account.AccountNumberIndex, account.IsDefault = "b3", []byte{3}, 1
+	if ba, err := pgqueries.NewAdapter(pq).CreateBankAccountTakingDefault(ctx, account, false); err != nil || ba.IsDefault != 0 {
+		t.Fatalf("CreateBankAccountTakingDefault, not asked, beside a default = %+v, %v; want not the default", ba, err)
+	}
+	account.ID, account.AccountNumberIndex, account.IsDefault = "b4", []byte{4}, 0
+	if ba, err := pgqueries.NewAdapter(pq).CreateBankAccountTakingDefault(ctx, account, true); err != nil || ba.IsDefault != 1 {
+		t.Fatalf("CreateBankAccountTakingDefault, asked = %+v, %v; want the default", ba, err)
+	}
+	if b1, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: "b1", PlatformID: "p1"}); err != nil || b1.BankAccount.IsDefault != 0 {
+		t.Fatalf("the default before, after one asked to be = %+v, %v; want not the default", b1, err)
+	}
 	got, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: "b1", PlatformID: "p1"})
 	must(err)
 	if got.BankAccount.ID != "b1" || got.VerifiedAt != nil {
@@ -251,7 +264,7 @@ func TestPostgres(t *testing.T) {
 	}
 	counts, err := q.CountSealedByKey(ctx)
 	must(err)
-	if len(counts) != 1 || counts[0].KeyID != keyID || counts[0].N != 2 {
+	if len(counts) != 1 || counts[0].KeyID != keyID || counts[0].N != 4 { // the platform's secret, 3 accounts' numbers
 		t.Fatalf("CountSealedByKey = %+v", counts)
 	}
 	// An empty list is empty, not nil (emit_empty_slices), as on SQLite.
