@@ -499,7 +499,7 @@ func (h *harness) testCreateBankAccountTakingDefault(t *testing.T) {
 		row, err := q.CreateBankAccountTakingDefault(ctx, queries.CreateBankAccountParams{
 			ID: uuid.NewString(), UserID: userID, AccountHolderName: "Holder", BankName: "Bank",
 			AccountNumberSealed: sealed, AccountNumberIndex: []byte(uuid.NewString()), RoutingNumber: "011000015",
-			AccountType: "PERSONAL_CHECKING", IsDefault: 1 - boolInt(asked), CreatedAt: now(), // not read
+			AccountType: "PERSONAL_CHECKING", IsDefault: 1, CreatedAt: now(), // IsDefault is not read: the rule decides
 		}, asked)
 		return row.ID, err
 	}
@@ -558,14 +558,6 @@ func (h *harness) testCreateBankAccountTakingDefault(t *testing.T) {
 	if got := defaults(first, second, third); !slices.Equal(got, []string{third}) {
 		t.Errorf("default accounts after one added asking to be: %v, want [%s]", got, third)
 	}
-}
-
-// boolInt is 1 for true, 0 for false.
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // RenameUserPayee renames a payee of a user and tells the name before: the last rename
