@@ -150,18 +150,16 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		if err != nil {
 			return err
 		}
-		payee, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: canonicalID(in.PayeeID), UserID: user.ID})
-		if err != nil {
-			return notFound(err, "Payee not found.")
-		}
+		payeeID := canonicalID(in.PayeeID)
 		if in.IdentifierValue != nil {
 			b.BankIdentifierType = &country.BankIdentifierType
 			b.BankIdentifierValue = in.IdentifierValue
 		}
-		err = q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
+		// Written only when the payee is the user's, in the same statement.
+		written, err := q.CreatePayeeBank(ctx, queries.CreatePayeeBankParams{
 			ID:                  b.BankID.String(),
 			UserID:              user.ID,
-			PayeeID:             payee.ID,
+			PayeeID:             payeeID,
 			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
@@ -175,8 +173,11 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		if err != nil {
 			return err
 		}
+		if written == 0 {
+			return &Error{Code: CodeNotFound, Message: "Payee not found."} // or not the user's
+		}
 		return s.emit(ctx, q, platformID.String(), s.env, EventPayeeBankAdded,
-			EventData{Object: EventObject{Type: "payee_bank", ID: b.BankID.String(), UserID: user.ID, PayeeID: payee.ID}})
+			EventData{Object: EventObject{Type: "payee_bank", ID: b.BankID.String(), UserID: user.ID, PayeeID: payeeID}})
 	})
 	if err != nil {
 		return PayeeBank{}, err

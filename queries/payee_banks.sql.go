@@ -9,17 +9,20 @@ import (
 	"context"
 )
 
-const createPayeeBank = `-- name: CreatePayeeBank :exec
+const createPayeeBank = `-- name: CreatePayeeBank :execrows
 INSERT INTO payee_banks (
     id, user_id, payee_id, account_number_sealed, country, bank_acc_type, bank_nick_name,
     identifier_type, identifier_value, payout_bank_id, created_at, updated_at
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+)
+SELECT ?1, p.user_id, p.id, ?2, ?3, ?4,
+    ?5, ?6, ?7, ?8,
+    ?9, ?10
+FROM payees p
+WHERE p.id = ?11 AND p.user_id = ?12
 `
 
 type CreatePayeeBankParams struct {
 	ID                  string
-	UserID              string
-	PayeeID             string
 	AccountNumberSealed string
 	Country             string
 	BankAccType         string
@@ -29,13 +32,15 @@ type CreatePayeeBankParams struct {
 	PayoutBankID        *string
 	CreatedAt           string
 	UpdatedAt           string
+	PayeeID             string
+	UserID              string
 }
 
-func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error {
-	_, err := q.exec(ctx, q.createPayeeBankStmt, createPayeeBank,
+// A bank of the user's payee, written only when the payee is the user's: no row written is
+// the payee not found (one statement, where a read of the payee and the insert were two).
+func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) (int64, error) {
+	result, err := q.exec(ctx, q.createPayeeBankStmt, createPayeeBank,
 		arg.ID,
-		arg.UserID,
-		arg.PayeeID,
 		arg.AccountNumberSealed,
 		arg.Country,
 		arg.BankAccType,
@@ -45,8 +50,13 @@ func (q *Queries) CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams
 		arg.PayoutBankID,
 		arg.CreatedAt,
 		arg.UpdatedAt,
+		arg.PayeeID,
+		arg.UserID,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const softDeletePayeeBank = `-- name: SoftDeletePayeeBank :execrows

@@ -132,7 +132,7 @@ func (a Adapter) CreatePayeeAddress(ctx context.Context, arg queries.CreatePayee
 	return queries.PayeeAddress(r), err
 }
 
-func (a Adapter) CreatePayeeBank(ctx context.Context, arg queries.CreatePayeeBankParams) error {
+func (a Adapter) CreatePayeeBank(ctx context.Context, arg queries.CreatePayeeBankParams) (int64, error) {
 	return a.Q.CreatePayeeBank(ctx, CreatePayeeBankParams(arg))
 }
 

@@ -47,7 +47,9 @@ type Querier interface {
 	CreateIdempotencyRecords(ctx context.Context, records []byte) error
 	CreatePayee(ctx context.Context, arg CreatePayeeParams) (Payee, error)
 	CreatePayeeAddress(ctx context.Context, arg CreatePayeeAddressParams) (PayeeAddress, error)
-	CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) error
+	// A bank of the user's payee, written only when the payee is the user's: no row written is
+	// the payee not found (one statement, where a read of the payee and the insert were two).
+	CreatePayeeBank(ctx context.Context, arg CreatePayeeBankParams) (int64, error)
 	CreatePlatform(ctx context.Context, arg CreatePlatformParams) error
 	CreateRuleSet(ctx context.Context, arg CreateRuleSetParams) (int64, error)
 	// pw_id is the platform's user count, which CountNewUser has just raised. No row when the
