@@ -386,10 +386,8 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 		var sent []int   // the operations whose statements the round carries
 		waiting := false // an operation is parked at CreateUserRows
 		for i := range t.ops {
-			t.ops[i].inRound = false
-		}
-		for i := range t.ops {
 			op := &t.ops[i]
+			op.inRound = false // of the round before (free(i) reads only those before i)
 			if op.state == ended || !t.free(i) {
 				waiting = waiting || op.state == parked
 				continue
