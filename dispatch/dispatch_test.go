@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -114,12 +115,24 @@ func newWorldOf(t testing.TB, opts dispatch.Options, exclusive bool) world {
 	}
 	// Confined to loopback; with nothing allowed, the guard refuses loopback itself.
 	opts.Exclusive, opts.Confined = exclusive, len(opts.Allow) > 0
+	if opts.Logger == nil { // what goes wrong with the store shows in a failing test's output
+		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	d := dispatch.New(svc, opts)
 	go func() { done <- d.Run(runCtx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return world{svc: svc, platform: p.PlatformID, dispatcher: d}
+}
+
+// testWriter writes a log's lines to the test's log; the world's dispatcher stops
+// before its test ends.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 func (w world) endpoint(t testing.TB, url string, events ...string) payments.WebhookEndpoint {

@@ -41,6 +41,18 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
+// gatherOnce gathers until done holds (10 s at most), then once more: the registry
+// runs its collectors side by side, so the gather that saw an attempt counted may have
+// read the deliveries waiting before that attempt's record was committed; the counter
+// moves only after the commit, so a gather begun after it sees the record.
+func gatherOnce(t *testing.T, reg *prometheus.Registry, done func(map[string]float64) bool) map[string]float64 {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !done(gather(t, reg)) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return gather(t, reg)
+}
+
 // TestCollectors: the dispatcher's metrics, registered in a registry of their own, count
 // attempts by outcome and show the deliveries waiting and the age of the oldest.
 func TestCollectors(t *testing.T) {
@@ -71,13 +83,7 @@ func TestCollectors(t *testing.T) {
 	failing.wait(t, 1, 10*time.Second)
 
 	// The attempts are counted once recorded, after the receivers have answered.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		m = gather(t, reg)
-		if m[succeeded]+m[retrying] >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	m = gatherOnce(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 2 })
 	attempts := 0.0
 	for k, v := range m {
 		if strings.HasPrefix(k, "payments_webhook_attempts_total") {
@@ -98,13 +104,7 @@ func TestCollectors(t *testing.T) {
 	before := m[oldest]
 	w.user(t)
 	w.user(t)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		m = gather(t, reg)
-		if m[succeeded]+m[retrying] >= 6 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	m = gatherOnce(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 6 })
 	if m[succeeded] != 3 || m[retrying] != 3 || m[pending] != 3 || m[oldest] < before {
 		t.Errorf("after two more events: succeeded %v, retrying %v, pending %v, oldest %v (was %v); want 3, 3, 3 and no younger",
 			m[succeeded], m[retrying], m[pending], m[oldest], before)
