@@ -41,11 +41,11 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
-// gatherOnce gathers until done holds (10 s at most), then once more: the registry
+// gatherAfter gathers until done holds (10 s at most), then once more: the registry
 // runs its collectors side by side, so the gather that saw an attempt counted may have
 // read the deliveries waiting before that attempt's record was committed; the counter
 // moves only after the commit, so a gather begun after it sees the record.
-func gatherOnce(t *testing.T, reg *prometheus.Registry, done func(map[string]float64) bool) map[string]float64 {
+func gatherAfter(t *testing.T, reg *prometheus.Registry, done func(map[string]float64) bool) map[string]float64 {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); !done(gather(t, reg)) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
@@ -83,7 +83,7 @@ func TestCollectors(t *testing.T) {
 	failing.wait(t, 1, 10*time.Second)
 
 	// The attempts are counted once recorded, after the receivers have answered.
-	m = gatherOnce(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 2 })
+	m = gatherAfter(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 2 })
 	attempts := 0.0
 	for k, v := range m {
 		if strings.HasPrefix(k, "payments_webhook_attempts_total") {
@@ -104,7 +104,7 @@ func TestCollectors(t *testing.T) {
 	before := m[oldest]
 	w.user(t)
 	w.user(t)
-	m = gatherOnce(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 6 })
+	m = gatherAfter(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 6 })
 	if m[succeeded] != 3 || m[retrying] != 3 || m[pending] != 3 || m[oldest] < before {
 		t.Errorf("after two more events: succeeded %v, retrying %v, pending %v, oldest %v (was %v); want 3, 3, 3 and no younger",
 			m[succeeded], m[retrying], m[pending], m[oldest], before)
