@@ -1,10 +1,10 @@
 // Package store is the contract between the payments service and a database engine. The
 // service talks to the engine through Store and to its statements through Querier (the
 // sqlc queries of package queries, which every engine generates in the same shape, plus
-// LockUser, CreateBankAccountTakingDefault, RecordEvent, CreateUserRows and
-// RenameUserPayee); each engine, a package under internal/store, keeps its driver, pools,
-// transactions, retries and errors to itself and reports what the service must act on as
-// typed values (Conflict, Unavailable, ErrClosed). The suite in storetest checks that an
+// CreateBankAccountTakingDefault, RecordEvent, CreateUserRows and RenameUserPayee); each
+// engine, a package under internal/store, keeps its driver, pools, transactions, retries
+// and errors to itself and reports what the service must act on as typed values
+// (Conflict, Unavailable, ErrClosed). The suite in storetest checks that an
 // engine keeps the contract.
 package store
 
@@ -17,16 +17,14 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// Querier is the statements of one write or read: the generated queries, and the row
-// locks an engine whose writes run side by side needs.
+// Querier is the statements of one write or read: the generated queries, and the writes
+// an engine may run its own way.
 type Querier interface {
 	queries.Querier
-	// LockUser holds the user's row until the write ends, so that two writes changing the
-	// user's default account run one after the other. An engine whose writes never run
-	// side by side (SQLite) does nothing.
-	LockUser(ctx context.Context, userID string) error
 	// CreateBankAccountTakingDefault is CreateBankAccount under the default-account rule,
-	// with the user's row held (LockUser) first: the account is the user's default when
+	// with the user's row held until the write ends, first, so that two writes changing
+	// the user's default account run one after the other (an engine whose writes never
+	// run side by side, SQLite, holds nothing): the account is the user's default when
 	// asked (the default before it, if any, then no longer is: ClearDefaultAccount) or when
 	// the user has none (UserHasDefaultAccount, read with the row held), and p.IsDefault
 	// is not read. An engine where a statement costs a round trip (PostgreSQL) sends the

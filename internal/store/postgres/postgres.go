@@ -4,8 +4,9 @@
 // when the database aborts it to resolve a deadlock or a serialization failure; reads
 // that must agree are one REPEATABLE READ transaction. What makes concurrent instances
 // correct is in the SQL (pgqueries): the platform's user count raised by an UPDATE that
-// locks its row, the user's row locked before its default account changes (LockUser),
-// unique constraints named so that a duplicate maps to its conflict.
+// locks its row, the user's row locked before its default account changes
+// (CreateBankAccountTakingDefault), unique constraints named so that a duplicate maps to
+// its conflict.
 package postgres
 
 import (

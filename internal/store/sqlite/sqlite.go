@@ -64,8 +64,6 @@ var _ store.Store = (*Store)(nil)
 // is no row to lock.
 type querier struct{ *queries.Queries }
 
-func (querier) LockUser(context.Context, string) error { return nil }
-
 // CreateBankAccountTakingDefault is store.Querier's, its statements one after another:
 // there is no row to lock.
 func (q querier) CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {

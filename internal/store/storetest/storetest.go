@@ -1,7 +1,7 @@
 // Package storetest is the contract suite of the payments store: every engine under
 // internal/store runs Exercise from its own tests, so that what the service relies on
 // (atomic, durable writes; a write the database aborted to break a deadlock run again;
-// one snapshot per read; duplicates reported as typed conflicts; LockUser; Close under
+// one snapshot per read; duplicates reported as typed conflicts; the default-account rule under a held user; Close under
 // load; the hooks of Open; stores opening one new database at once) holds the same on
 // each.
 package storetest
@@ -34,7 +34,6 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("WriteRetried", h.testWriteRetried)
 	t.Run("Read", h.testRead)
 	t.Run("Conflict", h.testConflict)
-	t.Run("LockUser", h.testLockUser)
 	t.Run("CreateBankAccountTakingDefault", h.testCreateBankAccountTakingDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
@@ -616,42 +615,6 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 	p, err := st.Reads().GetUserPayee(ctx, queries.GetUserPayeeParams{ID: payeeID, UserID: userID})
 	if err != nil || p.Name != "Ed" {
 		t.Errorf("GetUserPayee = %+v, %v; want Ed", p, err)
-	}
-}
-
-// LockUser holds the user until the write that took it ends: of the writes that lock one
-// user, one at a time holds it.
-func (h *harness) testLockUser(t *testing.T) {
-	st, _ := h.open(t)
-	ctx := context.Background()
-	_, userID := platformWithUser(t, st, "locked@example.com")
-	const writers = 6
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	var holders atomic.Int64
-	for range writers {
-		wg.Go(func() {
-			errs <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
-				if err := q.LockUser(ctx, userID); err != nil {
-					return err
-				}
-				if n := holders.Add(1); n != 1 {
-					holders.Add(-1)
-					return fmt.Errorf("%d writes hold the user at once", n)
-				}
-				defer holders.Add(-1)
-				time.Sleep(20 * time.Millisecond) // a change of the user's default account
-				_, err := q.VerifyUser(ctx, queries.VerifyUserParams{VerifiedAt: new(now()), ID: userID})
-				return err
-			})
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Errorf("Write: %v", err)
-		}
 	}
 }
 

@@ -6,17 +6,11 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
-// LockUser locks the user's row until the transaction ends (LockUserForUpdate): the
-// operations take it before a default-account change.
-func (a Adapter) LockUser(ctx context.Context, userID string) error {
-	_, err := a.Q.LockUserForUpdate(ctx, userID)
-	return err
-}
-
-// CreateBankAccountTakingDefault is store.Querier's: LockUser, ClearDefaultAccount when
-// asked, then InsertBankAccountTakingDefault.
+// CreateBankAccountTakingDefault is store.Querier's: LockUserForUpdate, which holds the
+// user's row until the transaction ends, ClearDefaultAccount when asked, then
+// InsertBankAccountTakingDefault.
 func (a Adapter) CreateBankAccountTakingDefault(ctx context.Context, p queries.CreateBankAccountParams, asked bool) (queries.BankAccount, error) {
-	if err := a.LockUser(ctx, p.UserID); err != nil {
+	if _, err := a.Q.LockUserForUpdate(ctx, p.UserID); err != nil {
 		return queries.BankAccount{}, err
 	}
 	if asked {
