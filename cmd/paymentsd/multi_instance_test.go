@@ -124,7 +124,7 @@ func TestMultiInstance(t *testing.T) {
 				// unseen: one lost with its connection (the killed instance) may have
 				// committed.
 				got, err := cl.step(n)
-				fault := (*serverFault)(nil)
+				var fault *serverFault
 				if errors.As(err, &fault) {
 					fail("client %d: %v", c, err)
 				}

@@ -21,10 +21,10 @@ import (
 // an engine may run its own way.
 type Querier interface {
 	queries.Querier
-	// CreateBankAccountTakingDefault is CreateBankAccount under the default-account rule,
-	// with the user's row held until the write ends, first, so that two writes changing
-	// the user's default account run one after the other (an engine whose writes never
-	// run side by side, SQLite, holds nothing): the account is the user's default when
+	// CreateBankAccountTakingDefault is CreateBankAccount under the default-account rule.
+	// It first holds the user's row until the write ends, so that two writes changing the
+	// user's default account run one after the other (an engine whose writes never run
+	// side by side, SQLite, holds nothing). The account is the user's default when
 	// asked (the default before it, if any, then no longer is: ClearDefaultAccount) or when
 	// the user has none (UserHasDefaultAccount, read with the row held), and p.IsDefault
 	// is not read. An engine where a statement costs a round trip (PostgreSQL) sends the

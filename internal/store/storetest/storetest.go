@@ -1,9 +1,9 @@
 // Package storetest is the contract suite of the payments store: every engine under
 // internal/store runs Exercise from its own tests, so that what the service relies on
 // (atomic, durable writes; a write the database aborted to break a deadlock run again;
-// one snapshot per read; duplicates reported as typed conflicts; the default-account rule under a held user; Close under
-// load; the hooks of Open; stores opening one new database at once) holds the same on
-// each.
+// one snapshot per read; duplicates reported as typed conflicts; the default-account rule
+// under a held user; Close under load; the hooks of Open; stores opening one new database
+// at once) holds the same on each.
 package storetest
 
 import (
