@@ -234,7 +234,7 @@ type lastKey struct{}
 
 // Last returns ctx marking the statement run with it as the last its write operation runs:
 // after it the write only records what the engine keeps for its batch's end (RecordEvent,
-// the idempotency records). An engine whose statements cost a round trip (PostgreSQL) may
+// the idempotency records and the purge of expired ones). An engine whose statements cost a round trip (PostgreSQL) may
 // then send the first statement of the write that waits for this one (a marked write of
 // the same key, or any, when one of them runs alone: WithInterleaving) in the same round,
 // right behind it, where it runs after it as it would a round trip later. A write that

@@ -97,6 +97,9 @@ type pgBatch struct {
 	// keys to delete first, written together at its end (runTurns).
 	expired []queries.DeleteExpiredIdempotencyKeyParams
 	records []queries.CreateIdempotencyRecordParams
+	// purge, when not empty, is the time up to which expired records are purged at the
+	// batch's end (DeleteExpiredIdempotencyRecords, once a minute).
+	purge string
 }
 
 // batchQuerier is the statements of a batch's transaction: RecordEvent keeps the event
@@ -131,7 +134,7 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 	// The transaction belongs to the batch, not to any caller: no caller's context may
 	// end it.
 	ctx := context.Background()
-	b.events, b.expired, b.records = b.events[:0], b.expired[:0], b.records[:0]
+	b.events, b.expired, b.records, b.purge = b.events[:0], b.expired[:0], b.records[:0], ""
 	for i := range b.Ops {
 		if b.Runs(i) {
 			b.Results[i] = groupcommit.Result{} // of an earlier attempt

@@ -238,6 +238,14 @@ func (q turnQuerier) DeleteExpiredIdempotencyKey(_ context.Context, p queries.De
 	return nil
 }
 
+// DeleteExpiredIdempotencyRecords keeps the purge for the batch's end, where it runs once
+// (the latest time any operation asked for): it is no statement of the operation, which
+// may have run its last (store.Last).
+func (q turnQuerier) DeleteExpiredIdempotencyRecords(_ context.Context, notAfter string) (int64, error) {
+	q.b.purge = max(q.b.purge, notAfter)
+	return 0, nil
+}
+
 // CreateIdempotencyRecord keeps the record for the batch's end.
 func (q turnQuerier) CreateIdempotencyRecord(_ context.Context, p queries.CreateIdempotencyRecordParams) error {
 	q.b.records = append(q.b.records, p)
@@ -312,9 +320,11 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	}
 	// The first round begins the transaction.
 	if err := t.rounds(conn, b, []string{"BEGIN"}, nil); err != nil {
-		if errors.Is(err, errOpFailed) && len(b.Ops) == 1 && !t.ops[0].abandoned {
+		if errors.Is(err, errOpFailed) && len(b.Ops) == 1 && !t.ops[0].abandoned && !t.ops[0].afterLast {
 			// A batch of one that failed by itself: its failure is its result, and
-			// nothing is kept.
+			// nothing is kept. One that ran a statement after its last did not fail:
+			// the device did, and the batch runs again one by one, where a write may
+			// run any statement (errOpFailed).
 			b.Results[0] = t.ops[0].result
 			return 0, false, nil
 		}
@@ -341,6 +351,12 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	}
 	if len(b.expired) > 0 {
 		t.add(func(a pgqueries.Adapter) error { return a.DeleteExpiredIdempotencyKeys(ctx, b.expired) })
+	}
+	if b.purge != "" {
+		t.add(func(a pgqueries.Adapter) error {
+			_, err := a.DeleteExpiredIdempotencyRecords(ctx, b.purge)
+			return err
+		})
 	}
 	if len(b.records) > 0 {
 		t.add(func(a pgqueries.Adapter) error { return a.CreateIdempotencyRecords(ctx, b.records) })

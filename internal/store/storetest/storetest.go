@@ -36,6 +36,7 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Conflict", h.testConflict)
 	t.Run("CreateBankAccountTakingDefault", h.testCreateBankAccountTakingDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
+	t.Run("StatementAfterLast", h.testStatementAfterLast)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
 
@@ -615,6 +616,69 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 	p, err := st.Reads().GetUserPayee(ctx, queries.GetUserPayeeParams{ID: payeeID, UserID: userID})
 	if err != nil || p.Name != "Ed" {
 		t.Errorf("GetUserPayee = %+v, %v; want Ed", p, err)
+	}
+}
+
+// A write that runs statements after the one it marked as its last (store.Last) is not
+// refused for it: alone in its batch or beside others, each is kept whole, whatever the
+// engine does with the mark. (An engine that pipelines behind the mark runs the batch
+// again without it; a purge of idempotency records once answered the error instead.)
+func (h *harness) testStatementAfterLast(t *testing.T) {
+	st, _ := h.open(t)
+	ctx := context.Background()
+	platformID, userID := platformWithUser(t, st, "payer@example.com")
+	payeeID := uuid.NewString()
+	write(t, st, func(ctx context.Context, q store.Querier) error {
+		_, err := q.CreatePayee(ctx, queries.CreatePayeeParams{ID: payeeID, UserID: userID, Name: "Ada", CreatedAt: now()})
+		return err
+	})
+	// overrun renames the payee, marking that its last statement, then reads the
+	// platform and creates a payee of its own.
+	overrun := func(n int) (created string, err error) {
+		ctx := store.WithInterleaving(ctx, "payee:"+payeeID)
+		created = uuid.NewString()
+		return created, st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+			if _, _, err := q.RenameUserPayee(store.Last(ctx), queries.RenamePayeeParams{
+				Name: fmt.Sprint("Name ", n), UpdatedAt: new(now()), ID: payeeID, UserID: userID}); err != nil {
+				return err
+			}
+			if _, err := q.GetPlatform(ctx, platformID); err != nil {
+				return err
+			}
+			_, err := q.CreatePayee(ctx, queries.CreatePayeeParams{ID: created, UserID: userID, Name: fmt.Sprint("Payee ", n), CreatedAt: now()})
+			return err
+		})
+	}
+	kept := func(id string) {
+		t.Helper()
+		if _, err := st.Reads().GetUserPayee(ctx, queries.GetUserPayeeParams{ID: id, UserID: userID}); err != nil {
+			t.Errorf("payee %s of an acknowledged write: %v", id, err)
+		}
+	}
+	created, err := overrun(0)
+	if err != nil {
+		t.Fatalf("alone: %v", err)
+	}
+	kept(created)
+	const writers = 8
+	type outcome struct {
+		created string
+		err     error
+	}
+	outcomes := make(chan outcome, writers)
+	for n := 1; n <= writers; n++ {
+		go func() {
+			created, err := overrun(n)
+			outcomes <- outcome{created, err}
+		}()
+	}
+	for range writers {
+		o := <-outcomes
+		if o.err != nil {
+			t.Errorf("beside others: %v", o.err)
+			continue
+		}
+		kept(o.created)
 	}
 }
 
