@@ -16,7 +16,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,17 +31,23 @@ import (
 
 var multiFor = flag.Duration("multi-instance-for", 30*time.Second, "how long TestMultiInstance's clients run (-short: 5s)")
 
-// TestMultiInstance runs three paymentsd serve processes on one PostgreSQL database and 32
-// clients spread across them, creating users, linking bank accounts (asking for the
-// default at random) and adding payee banks; two thirds of the way through, one instance
-// is killed (SIGKILL) under that load and its clients move to the others. Afterwards: no
-// answer was a 5xx, every acknowledged object is in the database, each platform's pw_id
-// runs 1..N without a gap, each user with accounts has exactly one default (the one its
-// last acknowledged request made so, when nothing was lost in the kill), and List Users'
-// totalRecords is the number of users in the database. Every event of those changes
-// reaches the platform's webhook endpoint at least once, the instances sharing the
-// deliveries; the duplicates (deliveries the killed instance made and did not record) are
-// counted.
+// TestMultiInstance runs three paymentsd serve processes on one PostgreSQL database (or
+// through the pooler of $PAYMENTS_TEST_PGBOUNCER) and 32 clients, each sending its
+// requests to the live instances in turn, through every write that takes an
+// Idempotency-Key: creating users and payees, linking bank accounts (asking for the
+// default at random), renaming payees, adding and deleting payee banks, deleting cards,
+// creating and deleting webhook endpoints. Each write carries a key of its own, and a
+// request whose answer was lost is sent again under its key to another instance, as a
+// client should. Two thirds of the way through, one instance is killed (SIGKILL) under
+// that load; at five sixths, a new one starts, and takes its share at once, on cold
+// caches. Afterwards: no answer was a 5xx (the database stays up throughout, so not even
+// a 503), every acknowledged object is in the database (and every acknowledged deletion
+// deleted), each platform's pw_id runs 1..N without a gap, each user with accounts has
+// exactly one default (the one its last acknowledged request made so, when no other
+// client's request could have come later), and List Users' totalRecords is the number
+// of users in the database. Every event of those changes reaches the platform's webhook
+// endpoint at least once, the instances sharing the deliveries; the duplicates
+// (deliveries the killed instance made and did not record) are counted.
 func TestMultiInstance(t *testing.T) {
 	if !pgtest.Enabled() {
 		t.Skipf("needs PostgreSQL: set $%s", pgtest.Env)
@@ -76,10 +84,14 @@ func TestMultiInstance(t *testing.T) {
 	if err := os.Symlink(os.Args[0], bin); err != nil {
 		t.Fatal(err)
 	}
-	var servers []*instance
-	for i := range 3 {
+	servers := &fleet{}
+	start := func(i int) *instance {
 		srv := startInstance(t, bin, dsn, keyFile, i, "-webhook-allow-cidr", "127.0.0.0/8", "-webhook-timeout", "2s")
-		servers = append(servers, srv)
+		servers.add(srv)
+		return srv
+	}
+	for i := range 3 {
+		start(i)
 	}
 
 	const clients = 32
@@ -98,18 +110,22 @@ func TestMultiInstance(t *testing.T) {
 			failures = append(failures, fmt.Sprintf(format, args...))
 		}
 	}
-	deadline := time.Now().Add(run)
-	killAt := time.Now().Add(run * 2 / 3)
+	began := time.Now()
+	deadline := began.Add(run)
+	restarted := make(chan struct{})
 	go func() {
-		time.Sleep(time.Until(killAt))
-		servers[2].kill()
+		defer close(restarted)
+		time.Sleep(time.Until(began.Add(run * 2 / 3)))
+		servers.at(2).kill()
+		time.Sleep(time.Until(began.Add(run * 5 / 6)))
+		start(3)
 	}()
 
 	var wg sync.WaitGroup
 	for c := range clients {
 		wg.Go(func() {
-			cl := &client{http: &http.Client{Timeout: 30 * time.Second}, servers: servers, at: c % len(servers),
-				platform: platform, id: c, admin: admin, shared: shared}
+			cl := &client{http: &http.Client{Timeout: 30 * time.Second}, servers: servers, at: c,
+				platform: platform, id: c, admin: admin, shared: shared, spare: hooks.URL + "/spare"}
 			mine, err := cl.setUp(ctx)
 			if err != nil {
 				fail("client %d: set-up: %v", c, err)
@@ -121,9 +137,8 @@ func TestMultiInstance(t *testing.T) {
 			mu.Unlock()
 			for n := 0; time.Now().Before(deadline); n++ {
 				// On an error, got holds only the users the request may have changed
-				// unseen: one lost with its connection (the killed instance) may have
-				// committed.
-				got, err := cl.step(n)
+				// unseen: one whose every try was lost may have committed.
+				got, err := cl.step(ctx, n)
 				var fault *serverFault
 				if errors.As(err, &fault) {
 					fail("client %d: %v", c, err)
@@ -138,36 +153,56 @@ func TestMultiInstance(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	<-restarted
 	for _, f := range failures {
 		t.Error(f)
 	}
-	t.Logf("%s on 3 instances (one killed at %s): %d users, %d bank accounts, %d payee banks acknowledged; "+
-		"%d requests failed, %d users changed unseen or by several clients at once",
-		run, run*2/3, len(acked.users), len(acked.accounts), len(acked.payeeBanks), lost, len(acked.uncertain))
-	if len(acked.accounts) == 0 || len(acked.payeeBanks) == 0 {
-		t.Fatal("the clients were acknowledged no bank account or no payee bank")
+	var retried, restartedServed int64
+	for _, srv := range servers.all() {
+		retried += srv.retried.Load()
 	}
-	check(t, dsn, platform, servers[0], acked)
+	restartedServed = servers.at(3).served.Load()
+	t.Logf("%s on 3 instances (one killed at %s, one started at %s, which answered %d requests): "+
+		"%d users, %d bank accounts, %d payee banks (%d deleted), %d payee renames, %d cards deleted, "+
+		"%d webhook endpoints created and deleted acknowledged; %d requests sent again under their key, "+
+		"%d failed (4xx or lost), %d users changed unseen or by several clients at once",
+		run, run*2/3, run*5/6, restartedServed, len(acked.users), len(acked.accounts), len(acked.payeeBanks),
+		len(acked.deletedBanks), acked.renames, len(acked.deletedCards), len(acked.deletedEndpoints),
+		retried, lost, len(acked.uncertain))
+	if len(acked.accounts) == 0 || len(acked.payeeBanks) == 0 || len(acked.deletedBanks) == 0 || acked.renames == 0 ||
+		len(acked.deletedCards) == 0 || len(acked.deletedEndpoints) == 0 {
+		t.Fatal("the clients were acknowledged none of some kind of write")
+	}
+	if restartedServed == 0 {
+		t.Error("the instance started under load answered no request")
+	}
+	check(t, dsn, platform, servers.at(0), acked)
 	checkDelivered(t, admin, platform.PlatformID, hooks)
-	for _, srv := range servers[:2] {
+	for _, srv := range servers.all() {
 		srv.stop(t)
 	}
 }
 
 // world is what the clients were acknowledged: users by id (their pw_id), bank accounts
 // by id (their user), payee banks, the last account each user asked to be its default,
-// and the users a lost request may have changed unseen.
+// the payee banks, cards and webhook endpoints deleted, the number of payee renames, and
+// the users a lost request may have changed unseen.
 type world struct {
-	users       map[string]int64
-	accounts    map[string]string
-	payeeBanks  map[string]bool
-	lastDefault map[string]string
-	uncertain   map[string]bool
+	users            map[string]int64
+	accounts         map[string]string
+	payeeBanks       map[string]bool
+	lastDefault      map[string]string
+	uncertain        map[string]bool
+	deletedBanks     map[string]bool
+	deletedCards     map[string]bool
+	deletedEndpoints map[string]bool
+	renames          int
 }
 
 func (w *world) init() {
 	w.users, w.accounts, w.payeeBanks = map[string]int64{}, map[string]string{}, map[string]bool{}
 	w.lastDefault, w.uncertain = map[string]string{}, map[string]bool{}
+	w.deletedBanks, w.deletedCards, w.deletedEndpoints = map[string]bool{}, map[string]bool{}, map[string]bool{}
 }
 
 func (w *world) add(o world) {
@@ -186,15 +221,69 @@ func (w *world) add(o world) {
 	for k := range o.uncertain {
 		w.uncertain[k] = true
 	}
+	for _, m := range [][2]map[string]bool{{w.deletedBanks, o.deletedBanks}, {w.deletedCards, o.deletedCards},
+		{w.deletedEndpoints, o.deletedEndpoints}} {
+		for k := range m[1] {
+			m[0][k] = true
+		}
+	}
+	w.renames += o.renames
 }
 
-// instance is one paymentsd serve process.
+// fleet is the instances of a test, in the order they started.
+type fleet struct {
+	mu        sync.Mutex
+	instances []*instance
+}
+
+func (f *fleet) add(srv *instance) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.instances = append(f.instances, srv)
+}
+
+func (f *fleet) at(i int) *instance {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.instances[i]
+}
+
+func (f *fleet) all() []*instance {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.instances)
+}
+
+// next returns the first live instance after the i-th (in turn, from the start after
+// the last), and its index.
+func (f *fleet) next(i int) (int, *instance) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k := 1; k <= len(f.instances); k++ {
+		j := (i + k) % len(f.instances)
+		if srv := f.instances[j]; srv.live() {
+			return j, srv
+		}
+	}
+	return 0, f.instances[0] // none live: the request fails, as it should
+}
+
+// instance is one paymentsd serve process, and what the clients sent it.
 type instance struct {
 	url  string
 	cmd  *exec.Cmd
 	log  *syncBuffer
 	mu   sync.Mutex
 	dead bool
+	// served counts the requests it answered; retried those sent to it again under
+	// their key after the first try's answer was lost.
+	served, retried atomic.Int64
+}
+
+func (srv *instance) live() bool {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return !srv.dead
 }
 
 func startInstance(t *testing.T, bin, dsn, keyFile string, i int, flags ...string) *instance {
@@ -253,11 +342,10 @@ func (srv *instance) stop(t *testing.T) {
 	}
 }
 
-// client is one of the 32: it sends to its instance, and to the next one once its
-// instance stops answering.
+// client is one of the 32: it sends each request to the next live instance.
 type client struct {
 	http     *http.Client
-	servers  []*instance
+	servers  *fleet
 	at       int
 	platform payments.PlatformCredentials
 	admin    *payments.Service
@@ -269,6 +357,10 @@ type client struct {
 	shared            *recentUsers
 	apiKey, apiSecret string
 	payee             string
+	// banks are its payee banks not deleted yet; spare the URL its short-lived webhook
+	// endpoints are made with (subscribed to an event none of its writes makes).
+	banks []string
+	spare string
 }
 
 // recentUsers are the last users the clients made, shared by them all.
@@ -299,17 +391,66 @@ type serverFault struct {
 
 func (e *serverFault) Error() string { return fmt.Sprintf("HTTP %d: %s", e.status, e.body) }
 
-// send sends one request to the client's instance. A transport error (the instance is
-// gone) moves the client to the next instance and is returned: the request's fate is
-// unknown. Any answer but a 200 is an error; one of 500 or more a *serverFault.
-func (cl *client) send(method, target string, body []byte, keyed bool, data any) error {
-	srv := cl.servers[cl.at]
+// send sends one request, under its own Idempotency-Key when it changes something, to
+// the next live instance. A try whose answer is lost (an instance killed under it) is sent
+// again under the same key to the next live instance, as is one answered 409 while the
+// key's first try is still in flight: the key settles what the lost try did. An error is
+// the request's fate unknown (every try lost), or an answer but a 200; one of 500 or more
+// is a *serverFault.
+func (cl *client) send(method, target string, body []byte, userAPI bool, data any) error {
+	key := ""
+	if method != http.MethodGet {
+		key = uuid.NewString()
+	}
+	var err error
+	for try := range 8 {
+		var resp *http.Response
+		var raw []byte
+		var srv *instance
+		cl.at, srv = cl.servers.next(cl.at)
+		if try > 0 {
+			srv.retried.Add(1)
+		}
+		resp, raw, err = cl.try(srv, method, target, body, userAPI, key)
+		switch {
+		case err != nil:
+			continue // lost: the next instance
+		case resp.StatusCode == http.StatusConflict && key != "" && bytes.Contains(raw, []byte("still being processed")):
+			time.Sleep(50 * time.Millisecond)
+			err = fmt.Errorf("%s %s: HTTP %d: %s", method, target, resp.StatusCode, raw)
+			continue
+		case resp.StatusCode >= 500:
+			return &serverFault{resp.StatusCode, fmt.Sprintf("%s %s: %s", method, target, raw)}
+		case resp.StatusCode != http.StatusOK:
+			return fmt.Errorf("%s %s: HTTP %d: %s", method, target, resp.StatusCode, raw)
+		}
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &env); err != nil {
+			return err
+		}
+		if data == nil {
+			return nil
+		}
+		return json.Unmarshal(env.Data, data)
+	}
+	return err
+}
+
+// try sends the request to srv once, and reads its answer.
+func (cl *client) try(srv *instance, method, target string, body []byte, userAPI bool, key string) (*http.Response, []byte, error) {
 	req, err := http.NewRequest(method, srv.url+target, bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if keyed {
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	if userAPI {
 		req.Header.Set(payments.HeaderAPIKey, cl.apiKey)
 		req.Header.Set(payments.HeaderAPISecret, cl.apiSecret)
 	} else {
@@ -318,31 +459,15 @@ func (cl *client) send(method, target string, body []byte, keyed bool, data any)
 	}
 	resp, err := cl.http.Do(req)
 	if err != nil {
-		cl.at = (cl.at + 1) % len(cl.servers)
-		return err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		cl.at = (cl.at + 1) % len(cl.servers)
-		return err
+		return nil, nil, err
 	}
-	if resp.StatusCode >= 500 {
-		return &serverFault{resp.StatusCode, string(raw)}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s %s: HTTP %d: %s", method, target, resp.StatusCode, raw)
-	}
-	var env struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil {
-		return err
-	}
-	if data == nil {
-		return nil
-	}
-	return json.Unmarshal(env.Data, data)
+	srv.served.Add(1)
+	return resp, raw, nil
 }
 
 // setUp makes the client's first user, its API key and a payee.
@@ -383,12 +508,14 @@ func (cl *client) createUser(w *world) (string, error) {
 	return u.UserID, nil
 }
 
-// step makes the client's n-th object: a user, a bank account of one of its last few
-// users (the default when asked, at random), or a payee bank.
-func (cl *client) step(n int) (world, error) {
+// step makes the client's n-th change: a user, a bank account of one of its last few
+// users (the default when asked, at random), a payee bank, a rename of its payee, the
+// deletion of its oldest payee bank, a payee, and the deletion of a card (made by the
+// administration first) or of a webhook endpoint it has just made.
+func (cl *client) step(ctx context.Context, n int) (world, error) {
 	var w world
 	w.init()
-	switch n % 4 {
+	switch n % 8 {
 	case 0:
 		_, err := cl.createUser(&w)
 		if err == nil {
@@ -400,7 +527,7 @@ func (cl *client) step(n int) (world, error) {
 		// One of its own last few users, whose accounts only it adds; or one of the last
 		// users any client made, whose accounts several clients add at once.
 		user := cl.users[max(0, len(cl.users)-1-rand.IntN(4))] // #nosec G404 -- a test's choice
-		if n%4 == 2 {
+		if n%8 == 2 {
 			user = cl.shared.pick()
 			w.uncertain[user] = true // which of concurrent requests ends last is unknown
 		}
@@ -421,20 +548,75 @@ func (cl *client) step(n int) (world, error) {
 			w.lastDefault[user] = a.AccountID
 		}
 		return w, nil
-	default:
+	case 3:
+		return w, cl.addPayeeBank(&w)
+	case 4:
 		cl.seq++
-		var b struct {
-			BankID string `json:"bank_id"`
-		}
-		target := "/api/platform/cross-border/payee/bank/" + cl.users[0]
-		body := fmt.Appendf(nil, `{"payee_id":%q,"account_number":"%06d%06d","country":"IN",`+
-			`"bank_acc_type":"savings","identifier_value":"SBIN0001234"}`, cl.payee, cl.id, cl.seq)
-		if err := cl.send(http.MethodPost, target, body, false, &b); err != nil {
+		body := fmt.Appendf(nil, `{"payee_id":%q,"name":"Payee %d-%d"}`, cl.payee, cl.id, cl.seq)
+		if err := cl.send(http.MethodPut, "/api/platform/payee/update/"+cl.users[0], body, false, nil); err != nil {
 			return w, err
 		}
-		w.payeeBanks[b.BankID] = true
+		w.renames++
+		return w, nil
+	case 5:
+		if len(cl.banks) == 0 {
+			return w, cl.addPayeeBank(&w)
+		}
+		bank := cl.banks[0]
+		if err := cl.send(http.MethodDelete, "/api/platform/cross-border/payee/bank/"+cl.users[0]+"/"+bank, nil, false, nil); err != nil {
+			return w, err
+		}
+		cl.banks = cl.banks[1:]
+		w.deletedBanks[bank] = true
+		return w, nil
+	case 6:
+		cl.seq++
+		body := fmt.Appendf(nil, `{"name":"Payee %d-%d"}`, cl.id, cl.seq)
+		return w, cl.send(http.MethodPost, "/api/user-api/payee/create", body, true, nil)
+	default:
+		if n/8%2 == 0 {
+			user := cl.users[len(cl.users)-1]
+			card, err := cl.admin.AddCard(ctx, user, payments.NewCard{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2030})
+			if err != nil {
+				return w, err
+			}
+			body := fmt.Appendf(nil, `{"card_id":%q}`, card.CardID)
+			if err := cl.send(http.MethodDelete, "/api/platform/card/delete/"+user, body, false, nil); err != nil {
+				return w, err
+			}
+			w.deletedCards[card.CardID.String()] = true
+			return w, nil
+		}
+		var e struct {
+			ID string `json:"id"`
+		}
+		body := fmt.Appendf(nil, `{"url":%q,"events":["exchange_rate.updated"]}`, cl.spare)
+		if err := cl.send(http.MethodPost, "/api/platform/webhooks/create", body, false, &e); err != nil {
+			return w, err
+		}
+		if err := cl.send(http.MethodDelete, "/api/platform/webhooks/delete/"+e.ID, nil, false, nil); err != nil {
+			return w, err
+		}
+		w.deletedEndpoints[e.ID] = true
 		return w, nil
 	}
+}
+
+// addPayeeBank adds a bank to the client's payee.
+func (cl *client) addPayeeBank(w *world) error {
+	cl.seq++
+	var b struct {
+		BankID string `json:"bank_id"`
+	}
+	target := "/api/platform/cross-border/payee/bank/" + cl.users[0]
+	body := fmt.Appendf(nil, `{"payee_id":%q,"account_number":"%06d%06d","country":"IN",`+
+		`"bank_acc_type":"savings","identifier_value":"SBIN0001234"}`, cl.payee, cl.id, cl.seq)
+	if err := cl.send(http.MethodPost, target, body, false, &b); err != nil {
+		return err
+	}
+	w.payeeBanks[b.BankID] = true
+	cl.banks = append(cl.banks, b.BankID)
+	return nil
 }
 
 // check compares the database with what was acknowledged.
@@ -491,6 +673,17 @@ func check(t *testing.T, dsn string, platform payments.PlatformCredentials, srv 
 	for id := range acked.payeeBanks {
 		if !banks[id] {
 			t.Errorf("acknowledged payee bank %s is not in the database", id)
+		}
+	}
+	for _, deleted := range []struct {
+		table string
+		ids   map[string]bool
+	}{{"payee_banks", acked.deletedBanks}, {"cards", acked.deletedCards}, {"webhook_endpoints", acked.deletedEndpoints}} {
+		gone := ids("SELECT id FROM " + deleted.table + " WHERE deleted_at IS NOT NULL") // #nosec G202 -- the test's own table names
+		for id := range deleted.ids {
+			if !gone[id] {
+				t.Errorf("%s: %s, acknowledged deleted, is not deleted in the database", deleted.table, id)
+			}
 		}
 	}
 	for user := range ids("SELECT user_id FROM bank_accounts GROUP BY user_id HAVING sum(is_default) <> 1") {
