@@ -136,8 +136,9 @@ func printOverview(w io.Writer) {
 	fmt.Fprintf(w, "A scenario (%s test) runs the administration commands of the shared table and call, without -db and -url:\n'%s test -h' lists them.\n", program, program)
 }
 
-// plainError is a failure whose message is printed as it is, without the command prefix.
-type plainError struct{ msg string }
+// plainError is a failure whose message is printed as it is, without the command prefix,
+// and its note, when set, on a line of its own after it.
+type plainError struct{ msg, note string }
 
 func (e *plainError) Error() string { return e.msg }
 
@@ -157,6 +158,9 @@ func exit(x *command.Invocation, err error) int {
 		return exitUsage
 	case errors.As(err, &pe):
 		fmt.Fprintln(x.Stderr, command.OneLine(pe.msg))
+		if pe.note != "" {
+			fmt.Fprintln(x.Stderr, command.OneLine(pe.note))
+		}
 		return exitFailure
 	default:
 		fmt.Fprintf(x.Stderr, "%s: %s\n", name, command.Failure(err))

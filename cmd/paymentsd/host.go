@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -27,6 +28,9 @@ type host struct {
 	logger *slog.Logger // when set (serve), takes the notes other commands write on stderr
 	store  *store       // set by Flags for a command of the database
 	url    *string      // set by Flags for a command of a server
+	// urlFrom says where url came from when -url did not give it ("$PAYMENTS_URL"), for
+	// the note on a 401.
+	urlFrom string
 	// allow is webhook add's -webhook-allow-cidr, as serve's: the ranges an endpoint may
 	// be at though not public; nil: $PAYMENTS_WEBHOOK_ALLOW_CIDR's.
 	allow []netip.Prefix
@@ -50,19 +54,20 @@ const (
 	defaultURL        = "http://127.0.0.1:8080"
 )
 
-// localURL is call's default -url: $PAYMENTS_URL, else the server of $PAYMENTS_ADDR (a
-// host left out is this machine's), else serve's default address.
-func localURL() string {
+// localURL returns call's default -url and where it came from: $PAYMENTS_URL, else the
+// server of $PAYMENTS_ADDR (a host left out is this machine's), else serve's default
+// address.
+func localURL() (u, from string) {
 	if u := os.Getenv(envURL); u != "" {
-		return u
+		return u, "$" + envURL
 	}
 	if addr := os.Getenv(envAddr); addr != "" {
 		if strings.HasPrefix(addr, ":") {
 			addr = "127.0.0.1" + addr
 		}
-		return "http://" + addr
+		return "http://" + addr, "http:// and $" + envAddr
 	}
-	return defaultURL
+	return defaultURL, "the default: neither -url, $" + envURL + " nor $" + envAddr + " is set"
 }
 
 // callTimeout bounds a call's whole exchange, so that a stalled server cannot hang a script.
@@ -86,7 +91,7 @@ func (h *host) Flags(c *command.Command, fs *flag.FlagSet) func() error {
 			", else http:// and $"+envAddr+", else "+defaultURL)
 		return func() error {
 			if *h.url == "" {
-				*h.url = localURL()
+				*h.url, h.urlFrom = localURL()
 			}
 			_, err := parseBaseURL(*h.url)
 			return err
@@ -143,19 +148,35 @@ func (h *host) Server() (command.Server, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return command.Server{URL: u, Client: client, Now: time.Now,
-		PlatformID: os.Getenv(envPlatformID), Secret: os.Getenv(envPlatformSecret)}, nil
+		PlatformID: os.Getenv(envPlatformID), Secret: os.Getenv(envPlatformSecret),
+		PlatformIDFrom: "$" + envPlatformID, SecretFrom: "$" + envPlatformSecret}, nil
 }
 
-// Answered fails a call whose status is not 2xx, saying the status.
+// Answered fails a call whose status is not 2xx, saying the status; for a 401, also the
+// server it came from and why that one (-url, $PAYMENTS_URL, ...): credentials hold only
+// on a server of the database they were made in.
 func (h *host) Answered(resp *http.Response, _ []byte) error {
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		status := resp.Status
 		if status == "" {
 			status = fmt.Sprint(resp.StatusCode)
 		}
-		return &plainError{msg: "HTTP " + status}
+		e := &plainError{msg: "HTTP " + status}
+		if resp.StatusCode == http.StatusUnauthorized {
+			e.note = fmt.Sprintf("%s call: the request went to %s (%s)", program, h.serverURL(), cmp.Or(h.urlFrom, "-url"))
+		}
+		return e
 	}
 	return nil
+}
+
+// serverURL is -url as call used it, scheme://host:port.
+func (h *host) serverURL() string {
+	u, err := parseBaseURL(*h.url)
+	if err != nil {
+		return *h.url
+	}
+	return u.String()
 }
 
 // parseBaseURL checks -url: an http or https origin, without path, query or credentials,

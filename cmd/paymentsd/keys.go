@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -33,9 +34,75 @@ var (
 
 // store is the database a command works on and the data keys it was given.
 type store struct {
-	path        string
+	db          dbFlag // -db, as given
+	path        string // the database, once check has resolved it (resolveDB)
+	from        string // where path was named when -db did not name it, for the note
 	keyFile     string
 	oldKeyFiles fileList
+}
+
+// defaultDB is the database of a command given neither -db nor $PAYMENTS_DB.
+const defaultDB = "payments.db"
+
+// Where a database not named by -db was named (store.from).
+const (
+	fromEnvDB   = "$" + envDB
+	fromDefault = "the default"
+)
+
+// dbFlag is -db as the command line gives it. It reads no variable through the command's
+// EnvPrefix (serve's): resolveDB reads $PAYMENTS_DB, for every command alike.
+type dbFlag struct {
+	value string
+	given bool
+}
+
+func (f *dbFlag) String() string { return f.value }
+
+func (f *dbFlag) Set(s string) error {
+	f.value, f.given = s, true
+	return nil
+}
+
+func (*dbFlag) ReadsOwnEnv() {}
+
+var _ command.OwnEnv = (*dbFlag)(nil)
+
+// resolveDB returns the database of every command that opens one, serve included: -db
+// when given, else $PAYMENTS_DB, else defaultDB; and from, where it was named when not by
+// -db (fromEnvDB, fromDefault), or "".
+func resolveDB(db dbFlag) (path, from string) {
+	switch env := getenv(envDB); {
+	case db.given:
+		return db.value, ""
+	case env != "":
+		return env, fromEnvDB
+	}
+	return defaultDB, fromDefault
+}
+
+// describeDB names the database dsn for a message: a SQLite file by its path, a
+// PostgreSQL database by its host and name (postgres://HOST/NAME), never with the user,
+// the password or the parameters.
+func describeDB(dsn string) string {
+	if !payments.IsPostgres(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return payments.RedactDSN(dsn)
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
+}
+
+// dbNote is what a command opening the database says of it when -db did not name it:
+// which database, and why that one.
+func (st *store) dbNote() string {
+	why := "from " + st.from
+	if st.from == fromDefault {
+		why = fromDefault + ": neither -db nor $" + envDB + " is set"
+	}
+	return fmt.Sprintf("the database %s (%s)", describeDB(st.path), why)
 }
 
 // fileList is a repeatable flag of file names.
@@ -61,7 +128,8 @@ func storeFlags(fs *flag.FlagSet, readOnly bool) *store {
 	if readOnly {
 		db, key = "read only: never created, migrated or changed", "; a key the database does not know yet is not registered"
 	}
-	fs.StringVar(&st.path, "db", "payments.db", "the database: a SQLite `FILE`, or a PostgreSQL URL (postgres://user:password@host/name); "+db)
+	fs.Var(&st.db, "db", "the database: a SQLite `FILE`, or a PostgreSQL URL (postgres://user:password@host/name); default $"+envDB+
+		", else "+defaultDB+" (then named on stderr); "+db)
 	fs.StringVar(&st.keyFile, "data-key-file", "", "read the data key (base64 of 32 bytes) from `FILE`; default $"+envDataKey+
 		", else the database's file name + .key (postgres-NAME.key in the working directory for PostgreSQL)"+key)
 	fs.Var(&st.oldKeyFiles, "old-data-key-file", "also read values sealed under the older data key in `FILE`, "+
@@ -69,8 +137,9 @@ func storeFlags(fs *flag.FlagSet, readOnly bool) *store {
 	return st
 }
 
-// check refuses what can be told wrong before the database is opened.
+// check resolves the database and refuses what can be told wrong before it is opened.
 func (st *store) check() error {
+	st.path, st.from = resolveDB(st.db)
 	if st.path == "" {
 		return command.Usagef("-db must not be empty")
 	}
@@ -144,6 +213,13 @@ func (h *host) withService(ctx context.Context, opts payments.Options, fn func(*
 // openService is withService with the data keys of opts.
 func (h *host) openService(ctx context.Context, opts payments.Options, fn func(*payments.Service) error) (err error) {
 	st := h.store
+	if st.from != "" {
+		if h.logger != nil {
+			h.logger.Info("opening the database", "db", describeDB(st.path), "from", st.from)
+		} else {
+			fmt.Fprintf(h.stderr, "%s: opening %s\n", program, st.dbNote())
+		}
+	}
 	svc, err := payments.Open(ctx, st.path, opts)
 	switch {
 	case errors.Is(err, payments.ErrMissingDataKey):

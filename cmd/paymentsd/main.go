@@ -5,7 +5,9 @@
 //
 //	paymentsd serve           [-db F] [-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE]
 //	                          [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]
-//	                          [-log-level info] [-log-format json|text]
+//	                          [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N]
+//	                          [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s]
+//	                          [-webhook-workers 32] [-event-retention 30d] [-webhook-allow-cidr CIDR]...
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] [-fail -reason TEXT] USER_ID
@@ -33,9 +35,10 @@
 // its own receiver, not this one). A FILE argument may be - for standard input; call's
 // BODY may also be the JSON itself, when it starts with { or [.
 //
-// Every command but call, test, keys generate and webhook listen works on the SQLite file
-// named by -db (default payments.db), creating and migrating it on first use; the server and the other
-// commands may use one file at the same time. Full account numbers and platform secrets
+// Every command but call, test, keys generate and webhook listen works on the database
+// named by -db, else $PAYMENTS_DB, else payments.db (a SQLite file, or a postgres:// URL),
+// creating and migrating it on first use, and says on stderr which one when -db does not
+// name it; the server and the other commands may use one database at the same time. Full account numbers and platform secrets
 // are stored sealed under a data key (base64 of 32 bytes): from -data-key-file FILE, else
 // $PAYMENTS_DATA_KEY, else the file named like the database with .key appended, which the
 // first command on a new database creates (mode 0600) and says so once. During a key

@@ -131,11 +131,8 @@ func (f *callFlags) credentials(server Server, r Request, timestamp string) (htt
 	case !f.nosign:
 		id, haveID := given(f.set["platform"], f.platformID, server.PlatformID)
 		key, haveKey := given(f.set["secret"], f.secret, server.Secret)
-		switch {
-		case !haveID && !haveKey && !f.set["sig"]:
-			return nil, Usagef("credentials are required: -platform and -secret, or -api-key and -api-secret (or -nosign)")
-		case !haveID || !(haveKey || f.set["sig"]):
-			return nil, Usagef("-platform and -secret go together")
+		if err := checkCredentials(f, server, haveID, haveKey); err != nil {
+			return nil, err
 		}
 		setNonEmpty(auth, payments.HeaderPlatformID, id)
 		sig := f.sig
@@ -149,6 +146,29 @@ func (f *callFlags) credentials(server Server, r Request, timestamp string) (htt
 		setNonEmpty(auth, payments.HeaderSignature, sig)
 	}
 	return auth, nil
+}
+
+// checkCredentials refuses a platform call short of a platform id or of a secret (or
+// signature), whether given (-platform, -secret) or defaulted (server.PlatformID, Secret),
+// naming where the defaults come from when the server says.
+func checkCredentials(f *callFlags, server Server, haveID, haveKey bool) error {
+	named := server.PlatformIDFrom != "" && server.SecretFrom != ""
+	switch {
+	case haveID && (haveKey || f.set["sig"]):
+		return nil
+	case !haveID && !haveKey && !f.set["sig"] && named:
+		return Usagef("credentials are required: -platform and -secret (or %s and %s), or -api-key and -api-secret (or -nosign)",
+			server.PlatformIDFrom, server.SecretFrom)
+	case !haveID && !haveKey && !f.set["sig"]:
+		return Usagef("credentials are required: -platform and -secret, or -api-key and -api-secret (or -nosign)")
+	case named && !f.signing(): // one default without the other
+		set, unset := server.PlatformIDFrom, server.SecretFrom
+		if !haveID {
+			set, unset = unset, set
+		}
+		return Usagef("%s is set but %s is not: set both, or give -platform and -secret", set, unset)
+	}
+	return Usagef("-platform and -secret go together")
 }
 
 // request builds the HTTP request of r to server, with the credentials auth, the body's

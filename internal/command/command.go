@@ -101,6 +101,9 @@ type Server struct {
 	// PlatformID and Secret are the credentials a platform call uses when not given;
 	// empty when there are none.
 	PlatformID, Secret string
+	// PlatformIDFrom and SecretFrom name where PlatformID and Secret come from
+	// ("$PAYMENTS_PLATFORM_ID"), for the message of a call without them; empty: unsaid.
+	PlatformIDFrom, SecretFrom string
 }
 
 // Invocation is one run of a command.

@@ -222,3 +222,65 @@ func TestParseExpiry(t *testing.T) {
 		}
 	}
 }
+
+// A call without a platform's full credentials is a usage error naming where the host's
+// defaults come from, when it says (paymentsd's variables); a scenario's says none.
+func TestCallMissingCredentials(t *testing.T) {
+	u, _ := url.Parse("http://127.0.0.1:1")
+	named := Server{URL: u, PlatformIDFrom: "$PAYMENTS_PLATFORM_ID", SecretFrom: "$PAYMENTS_PLATFORM_SECRET"}
+	withID, withSecret := named, named
+	withID.PlatformID, withSecret.Secret = "7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41", "s"
+	for _, tt := range []struct {
+		name   string
+		server Server
+		args   []string
+		want   string
+	}{
+		{"Scenario", Server{URL: u}, nil,
+			"credentials are required: -platform and -secret, or -api-key and -api-secret (or -nosign)"},
+		{"Named", named, nil,
+			"credentials are required: -platform and -secret (or $PAYMENTS_PLATFORM_ID and $PAYMENTS_PLATFORM_SECRET), or -api-key and -api-secret (or -nosign)"},
+		{"OnlyID", withID, nil,
+			"$PAYMENTS_PLATFORM_ID is set but $PAYMENTS_PLATFORM_SECRET is not: set both, or give -platform and -secret"},
+		{"OnlySecret", withSecret, nil,
+			"$PAYMENTS_PLATFORM_SECRET is set but $PAYMENTS_PLATFORM_ID is not: set both, or give -platform and -secret"},
+		{"FlagWithoutSecret", named, []string{"-platform", "7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"},
+			"-platform and -secret go together"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			x := &Invocation{Command: Call, Host: &testHost{server: tt.server}, Stdout: io.Discard, Stderr: io.Discard}
+			err := Call.Run(context.Background(), x, append(tt.args, "GET", "/p"))
+			var ue *UsageError
+			if !errors.As(err, &ue) || ue.Msg != tt.want {
+				t.Errorf("error %v, want the usage error %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// A flag whose value reads its own variable (OwnEnv) is left alone by a command's
+// EnvPrefix; the others are set from theirs.
+func TestSetFromEnvLeavesOwnEnv(t *testing.T) {
+	t.Setenv("TEST_PLAIN", "from-env")
+	t.Setenv("TEST_OWN", "from-env")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	plain := fs.String("plain", "default", "")
+	var own ownFlag
+	fs.Var(&own, "own", "")
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := setFromEnv(fs, "TEST_"); err != nil {
+		t.Fatal(err)
+	}
+	if *plain != "from-env" || own != "" || IsSet(fs, "own") {
+		t.Errorf("-plain %q, -own %q (set: %v); want from-env, \"\" (false)", *plain, own, IsSet(fs, "own"))
+	}
+}
+
+// ownFlag is a string flag that reads its own variable.
+type ownFlag string
+
+func (f *ownFlag) String() string     { return string(*f) }
+func (f *ownFlag) Set(s string) error { *f = ownFlag(s); return nil }
+func (*ownFlag) ReadsOwnEnv()         {}

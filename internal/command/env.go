@@ -15,16 +15,24 @@ func EnvName(prefix, name string) string {
 	return prefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
+// OwnEnv is a flag value that reads its variable itself, for every command that takes it
+// (as paymentsd's -db reads $PAYMENTS_DB): setFromEnv leaves it alone, so that its
+// flag is set only from the command line, and the help still lists the variable.
+type OwnEnv interface {
+	flag.Value
+	ReadsOwnEnv()
+}
+
 // setFromEnv sets every flag of fs not given on the command line from its variable, when
 // that is set and not empty: the flag wins over the variable. Done over the parsed set, so
 // that a flag added later is covered without more code. A value the flag refuses is a
-// usage error naming the variable.
+// usage error naming the variable. A flag whose value is OwnEnv is left to read its own.
 func setFromEnv(fs *flag.FlagSet, prefix string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if err != nil || given[f.Name] {
+		if _, own := f.Value.(OwnEnv); own || err != nil || given[f.Name] {
 			return
 		}
 		name := EnvName(prefix, f.Name)
