@@ -159,11 +159,108 @@ func SignTimestamped(secret, method, target string, body []byte, timestamp strin
 // Timestamp returns the X-Timestamp value for t: its Unix seconds in decimal.
 func Timestamp(t time.Time) string { return signing.Timestamp(t) }
 
-var (
-	errBadCredentials = &Error{Code: CodeUnauthorized, Message: "Invalid credentials."}
-	errBadTimestamp   = &Error{Code: CodeUnauthorized, Message: "Malformed header X-Timestamp: want Unix seconds."}
-	errStaleTimestamp = &Error{Code: CodeUnauthorized, Message: "Request timestamp outside the allowed window."}
+// AuthFailure names why authentication refused a request, for the operator's log and
+// metrics. The caller is never told: its answer is the same whatever the reason, but for
+// a missing header, and for what is wrong with X-Timestamp once the signature is right.
+type AuthFailure string
+
+// The reasons authentication refuses a request, in the order of precedence: of the
+// reasons that apply to a request, the first is its reason.
+const (
+	// Platform requests (AuthenticatePlatformRequest).
+	AuthFailureMissingPlatformID   AuthFailure = "missing_platform_id"   // no X-Platform-ID
+	AuthFailureMissingSignature    AuthFailure = "missing_signature"     // no X-Signature
+	AuthFailureMalformedPlatformID AuthFailure = "malformed_platform_id" // X-Platform-ID is no UUID
+	AuthFailureMalformedSignature  AuthFailure = "malformed_signature"   // X-Signature is not 64 hex digits
+	AuthFailureUnknownPlatform     AuthFailure = "unknown_platform"      // no platform has the id
+	// AuthFailureWrongEnvironment: the platform, or the API key's user's platform, is of
+	// the other environment (a sandbox credential presented to production, or the reverse).
+	AuthFailureWrongEnvironment AuthFailure = "wrong_environment"
+	// AuthFailureTimestampNotSigned: the platform requires signed timestamps, and the
+	// signature is right for the string to sign without the request's X-Timestamp.
+	AuthFailureTimestampNotSigned AuthFailure = "timestamp_not_signed"
+	// AuthFailureTimestampNotRequired: the platform signs by the specification's scheme,
+	// and the signature is right for the string to sign with X-Timestamp appended.
+	AuthFailureTimestampNotRequired AuthFailure = "timestamp_not_required"
+	// AuthFailureBadSignature: the signature is not the platform's of this request: made
+	// with another secret, or over another string to sign.
+	AuthFailureBadSignature AuthFailure = "bad_signature"
+	// The timestamp of a platform that requires one, once the signature is right.
+	AuthFailureMissingTimestamp   AuthFailure = "missing_timestamp"   // no X-Timestamp
+	AuthFailureMalformedTimestamp AuthFailure = "malformed_timestamp" // X-Timestamp is not Unix seconds
+	AuthFailureStaleTimestamp     AuthFailure = "stale_timestamp"     // X-Timestamp is outside the window
+
+	// User-API requests (AuthenticateAPIKey), and AuthFailureWrongEnvironment.
+	AuthFailureMissingAPIKey    AuthFailure = "missing_api_key"    // no X-Api-Key
+	AuthFailureMissingAPISecret AuthFailure = "missing_api_secret" // no X-Api-Secret
+	AuthFailureMalformedAPIKey  AuthFailure = "malformed_api_key"  // X-Api-Key is no UUID
+	AuthFailureUnknownAPIKey    AuthFailure = "unknown_api_key"    // no key has the id
+	AuthFailureBadAPISecret     AuthFailure = "bad_api_secret"     // the secret is not the key's
 )
+
+// AuthFailureOf returns why authentication refused the request err was returned for
+// (AuthenticatePlatformRequest, AuthenticatePlatform, AuthenticateAPIKey), "" for any
+// other error, nil included.
+func AuthFailureOf(err error) AuthFailure {
+	var r *authRefusal
+	if errors.As(err, &r) {
+		return r.reason
+	}
+	return ""
+}
+
+// authRefusal is a refused authentication: the *Error the caller is answered, whose
+// code, message and text it keeps, and the reason for AuthFailureOf.
+type authRefusal struct {
+	err    *Error
+	reason AuthFailure
+}
+
+func (r *authRefusal) Error() string { return r.err.Error() }
+
+// Unwrap returns the *Error the caller is answered.
+func (r *authRefusal) Unwrap() error { return r.err }
+
+var errBadCredentials = &Error{Code: CodeUnauthorized, Message: "Invalid credentials."}
+
+// refusals holds the error of each reason, made once: a refusal allocates nothing. A
+// missing header is named, and so is what is wrong with X-Timestamp (only a caller who
+// holds the secret gets that far); every other reason answers errBadCredentials alike.
+var refusals = func() map[AuthFailure]*authRefusal {
+	messages := map[AuthFailure]*Error{
+		AuthFailureMissingPlatformID:  missingHeader(HeaderPlatformID),
+		AuthFailureMissingSignature:   missingHeader(HeaderSignature),
+		AuthFailureMissingTimestamp:   missingHeader(HeaderTimestamp),
+		AuthFailureMalformedTimestamp: {Code: CodeUnauthorized, Message: "Malformed header X-Timestamp: want Unix seconds."},
+		AuthFailureStaleTimestamp:     {Code: CodeUnauthorized, Message: "Request timestamp outside the allowed window."},
+		AuthFailureMissingAPIKey:      missingHeader(HeaderAPIKey),
+		AuthFailureMissingAPISecret:   missingHeader(HeaderAPISecret),
+	}
+	refusals := map[AuthFailure]*authRefusal{}
+	for _, reason := range []AuthFailure{
+		AuthFailureMissingPlatformID, AuthFailureMissingSignature, AuthFailureMalformedPlatformID,
+		AuthFailureMalformedSignature, AuthFailureUnknownPlatform, AuthFailureWrongEnvironment,
+		AuthFailureTimestampNotSigned, AuthFailureTimestampNotRequired, AuthFailureBadSignature,
+		AuthFailureMissingTimestamp, AuthFailureMalformedTimestamp, AuthFailureStaleTimestamp,
+		AuthFailureMissingAPIKey, AuthFailureMissingAPISecret, AuthFailureMalformedAPIKey,
+		AuthFailureUnknownAPIKey, AuthFailureBadAPISecret,
+	} {
+		e := messages[reason]
+		if e == nil {
+			e = errBadCredentials
+		}
+		refusals[reason] = &authRefusal{err: e, reason: reason}
+	}
+	return refusals
+}()
+
+// refuse returns the error of a refusal for reason.
+func refuse(reason AuthFailure) error {
+	if r, ok := refusals[reason]; ok {
+		return r
+	}
+	return &authRefusal{err: errBadCredentials, reason: reason} // a reason left out of refusals
+}
 
 func missingHeader(name string) *Error {
 	return Errorf(CodeUnauthorized, "Missing header %s.", name)
@@ -207,22 +304,22 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signatur
 // Returns CodeUnauthorized for a missing header, an unknown platform, a platform of the
 // other environment, or a wrong signature, without saying which beyond the missing
 // header; and, past a right signature, for a timestamp that is missing, malformed or
-// outside the service's window.
+// outside the service's window. AuthFailureOf tells the operator which.
 func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformRequest) (uuid.UUID, error) {
 	switch {
 	case r.PlatformID == "":
-		return uuid.Nil, missingHeader(HeaderPlatformID)
+		return uuid.Nil, refuse(AuthFailureMissingPlatformID)
 	case r.Signature == "":
-		return uuid.Nil, missingHeader(HeaderSignature)
+		return uuid.Nil, refuse(AuthFailureMissingSignature)
 	}
 	id, err := uuid.Parse(r.PlatformID)
 	if err != nil {
-		return uuid.Nil, errBadCredentials
+		return uuid.Nil, refuse(AuthFailureMalformedPlatformID)
 	}
 	var sigBuf [sha256.Size]byte
 	sig, err := decodeSignature(&sigBuf, r.Signature)
 	if err != nil {
-		return uuid.Nil, errBadCredentials
+		return uuid.Nil, refuse(AuthFailureMalformedSignature)
 	}
 	p, cached := s.platforms.Get(id)
 	if !cached {
@@ -248,7 +345,33 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 			return uuid.Nil, err
 		}
 	}
-	return uuid.Nil, errBadCredentials
+	return uuid.Nil, refuse(s.signatureRefusal(p, sig, plain[:], stamped[:], hasStamped))
+}
+
+// signatureRefusal returns why a request whose signature, platform or environment is not
+// right was refused. It tells a signature over the other form of the string to sign (with
+// X-Timestamp or without, whichever the platform does not sign) from another wrong
+// signature with one comparison more, made for any request with X-Timestamp, whatever
+// the platform requires: as in platformMACs, the cost depends on the request alone.
+func (s *Service) signatureRefusal(p platformRecord, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
+	other := stamped
+	if p.requireTimestamp {
+		other = plain
+	}
+	otherForm := hasStamped && hmac.Equal(other, sig)
+	switch {
+	case len(sig) != sha256.Size:
+		return AuthFailureMalformedSignature
+	case !p.known:
+		return AuthFailureUnknownPlatform
+	case p.env != s.env:
+		return AuthFailureWrongEnvironment
+	case otherForm && p.requireTimestamp:
+		return AuthFailureTimestampNotSigned
+	case otherForm:
+		return AuthFailureTimestampNotRequired
+	}
+	return AuthFailureBadSignature
 }
 
 // platformMACs returns the HMACs under the pool's key of the request's string to sign in
@@ -300,15 +423,15 @@ func decodeSignature(buf *[sha256.Size]byte, s string) ([]byte, error) {
 // away from its clock, either way (exactly the window is accepted).
 func (s *Service) checkTimestamp(value string) error {
 	if value == "" {
-		return missingHeader(HeaderTimestamp)
+		return refuse(AuthFailureMissingTimestamp)
 	}
 	ts, ok := parseTimestamp(value)
 	if !ok {
-		return errBadTimestamp
+		return refuse(AuthFailureMalformedTimestamp)
 	}
 	now := s.now().Unix()
 	if ts < now-s.window || ts > now+s.window {
-		return errStaleTimestamp
+		return refuse(AuthFailureStaleTimestamp)
 	}
 	return nil
 }
@@ -367,16 +490,17 @@ type apiCredential struct {
 //
 // Returns CodeUnauthorized for a missing header, an unknown key, a key of the other
 // environment, or a wrong secret, without saying which beyond the missing header.
+// AuthFailureOf tells the operator which.
 func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret string) (Caller, error) {
 	switch {
 	case apiKey == "":
-		return Caller{}, missingHeader(HeaderAPIKey)
+		return Caller{}, refuse(AuthFailureMissingAPIKey)
 	case apiSecret == "":
-		return Caller{}, missingHeader(HeaderAPISecret)
+		return Caller{}, refuse(AuthFailureMissingAPISecret)
 	}
 	key, err := uuid.Parse(apiKey)
 	if err != nil {
-		return Caller{}, errBadCredentials
+		return Caller{}, refuse(AuthFailureMalformedAPIKey)
 	}
 	c, cached := s.apiKeys.Get(key)
 	if !cached {
@@ -393,7 +517,13 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 			return Caller{}, err
 		}
 	}
-	return Caller{}, errBadCredentials
+	switch {
+	case !c.known:
+		return Caller{}, refuse(AuthFailureUnknownAPIKey)
+	case c.env != s.env:
+		return Caller{}, refuse(AuthFailureWrongEnvironment)
+	}
+	return Caller{}, refuse(AuthFailureBadAPISecret)
 }
 
 // loadAPICredential reads an API key's credential from the store and caches it. An unknown

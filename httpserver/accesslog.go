@@ -44,21 +44,38 @@ func newRequestID() string {
 // requestID returns the id accessLog gave the request answered through w, "" when w is
 // not accessLog's.
 func requestID(w http.ResponseWriter) string {
+	if rec := recorderOf(w); rec != nil {
+		return rec.id
+	}
+	return ""
+}
+
+// noteAuthFailure puts why authentication refused the request answered through w on its
+// access log line; nothing when w is not accessLog's.
+func noteAuthFailure(w http.ResponseWriter, reason payments.AuthFailure) {
+	if rec := recorderOf(w); rec != nil {
+		rec.authFailure = reason
+	}
+}
+
+// recorderOf returns accessLog's writer under w, nil when there is none.
+func recorderOf(w http.ResponseWriter) *statusRecorder {
 	for {
 		switch x := w.(type) {
 		case *statusRecorder:
-			return x.id
+			return x
 		case interface{ Unwrap() http.ResponseWriter }:
 			w = x.Unwrap()
 		default:
-			return ""
+			return nil
 		}
 	}
 }
 
 // accessLog gives each request its X-Request-ID and logs method, path, status, duration
-// and request id once it is answered. Headers and bodies are never logged: they carry
-// secrets, signatures and account numbers.
+// and request id once it is answered, and why authentication refused it if it did (an
+// AuthFailure, never what the request sent). Headers and bodies are never logged: they
+// carry secrets, signatures and account numbers.
 //
 // It is on every request's path, so it costs little: the id travels in the response
 // writer (no new request or context), the line is built only when the logger takes it,
@@ -87,7 +104,7 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 			// r.Pattern is the route the mux matched (it sets it on r), never the path.
 			s.metrics.observe(r.Pattern, r.Method, rec.status, end.Sub(start))
 			s.logRequest(ctx, requestLine{end: end, method: r.Method, path: r.URL.Path,
-				status: rec.status, took: end.Sub(start), id: id})
+				status: rec.status, took: end.Sub(start), id: id, authFailure: rec.authFailure})
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -95,9 +112,10 @@ func (s *server) accessLog(next http.Handler) http.Handler {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	wrote  bool
-	id     string // the request's X-Request-ID
+	status      int
+	wrote       bool
+	id          string               // the request's X-Request-ID
+	authFailure payments.AuthFailure // why authentication refused the request ("": it did not)
 }
 
 func (r *statusRecorder) WriteHeader(code int) {

@@ -13,7 +13,8 @@ import (
 // limits there too: the failure throttle before and after authentication, the caller's
 // rate limit once it is known. A refusal is a 429 in the place of the 401 (or of what
 // would have followed it). Every answer after a passed rate limit carries the caller's
-// RateLimit-* headers.
+// RateLimit-* headers. Why authentication refused a request goes to its access log line
+// and to payments_auth_failures_total, never to the caller.
 func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authKind, raw []byte, c *call) error {
 	ctx := r.Context()
 	addr := clientAddr(r, s.ipHeader)
@@ -42,10 +43,13 @@ func (s *server) authenticate(w http.ResponseWriter, r *http.Request, auth authK
 		c.caller, err = s.svc.AuthenticateAPIKey(ctx, name, secret)
 	}
 	if err != nil {
-		// Only a guess is counted: a request without credentials guesses nothing, and an
-		// internal fault is nobody's failure.
+		if reason := payments.AuthFailureOf(err); reason != "" {
+			s.metrics.authFailures.WithLabelValues(string(reason)).Inc()
+			noteAuthFailure(w, reason)
+		}
+		// Only a guess is throttled: a request without credentials guesses nothing, and
+		// an internal fault is nobody's failure.
 		if presented && payments.ErrorCode(err) == payments.CodeUnauthorized {
-			s.metrics.authFailures.Inc()
 			if th := s.failures.fail(addr, claim, s.now()); th != nil {
 				s.metrics.rateLimited.WithLabelValues(limitAuthFailures).Inc()
 				return th

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/platform-payments/payments"
 )
 
 // JSONLogHandler returns a log handler that writes what slog.NewJSONHandler(w,
@@ -48,6 +50,7 @@ type requestLine struct {
 	status       int
 	took         time.Duration
 	id           string
+	authFailure  payments.AuthFailure // "": authentication did not refuse the request
 }
 
 // durationMS is the request's duration in milliseconds, to the microsecond.
@@ -64,6 +67,9 @@ func (l requestLine) record() slog.Record {
 		slog.Int("status", l.status),
 		slog.Float64("duration_ms", l.durationMS()),
 		slog.String("request_id", l.id))
+	if l.authFailure != "" {
+		r.AddAttrs(slog.String("auth_failure", string(l.authFailure)))
+	}
 	return r
 }
 
@@ -113,7 +119,7 @@ func (l requestLine) appendJSON(b []byte) ([]byte, bool) {
 	if a := math.Abs(ms); a != 0 && (a < 1e-6 || a >= 1e21) { // encoding/json's bounds of 'f'
 		return b, false
 	}
-	if !plainJSON(l.method) || !plainJSON(l.path) || !plainJSON(l.id) {
+	if !plainJSON(l.method) || !plainJSON(l.path) || !plainJSON(l.id) || !plainJSON(string(l.authFailure)) {
 		return b, false
 	}
 	b = append(b, `{"time":"`...)
@@ -128,6 +134,10 @@ func (l requestLine) appendJSON(b []byte) ([]byte, bool) {
 	b = strconv.AppendFloat(b, ms, 'f', -1, 64)
 	b = append(b, `,"request_id":"`...)
 	b = append(b, l.id...)
+	if l.authFailure != "" {
+		b = append(b, `","auth_failure":"`...)
+		b = append(b, l.authFailure...)
+	}
 	return append(b, "\"}\n"...), true
 }
 

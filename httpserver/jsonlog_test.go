@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/platform-payments/payments"
 )
 
 // TestJSONLogRequestLine: an access log line written through JSONLogHandler is byte for
@@ -39,6 +41,8 @@ func TestJSONLogRequestLine(t *testing.T) {
 		{"Hours", with(func(l *requestLine) { l.took = 1<<63 - 1 }), true},
 		{"Negative", with(func(l *requestLine) { l.took = -3 * time.Millisecond }), true},
 		{"Status", with(func(l *requestLine) { l.status = 422 }), true},
+		{"AuthFailure", with(func(l *requestLine) { l.status, l.authFailure = 401, payments.AuthFailureBadSignature }), true},
+		{"AuthFailureEscaped", with(func(l *requestLine) { l.authFailure = `"` }), false},
 		{"PlainPunctuation", with(func(l *requestLine) { l.path = "/a<b>&c/'~!@#$%^*()_+=[]{};:,.?|`" }), true},
 		{"Empty", with(func(l *requestLine) { l.method, l.path = "", "" }), true},
 		{"Quote", with(func(l *requestLine) { l.path = `/a"b` }), false},
@@ -150,5 +154,9 @@ func TestJSONLogAllocations(t *testing.T) {
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(1000, func() { s.logRequest(ctx, line) }); n != 0 {
 		t.Errorf("%v allocations a line, want none", n)
+	}
+	line.status, line.authFailure = 401, payments.AuthFailureUnknownPlatform
+	if n := testing.AllocsPerRun(1000, func() { s.logRequest(ctx, line) }); n != 0 {
+		t.Errorf("%v allocations a line with auth_failure, want none", n)
 	}
 }

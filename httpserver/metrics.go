@@ -26,7 +26,7 @@ type Metrics struct {
 	duration     *prometheus.HistogramVec // route
 	inFlight     prometheus.Gauge
 	rateLimited  *prometheus.CounterVec // limit: "rate" or "auth_failures"
-	authFailures prometheus.Counter
+	authFailures *prometheus.CounterVec // reason: a payments.AuthFailure
 	serverErrors *prometheus.CounterVec // code: "internal" (500) or "unavailable" (503)
 
 	// series are the request series observed so far, each looked up in its vector once:
@@ -72,10 +72,10 @@ func NewMetrics(svc *payments.Service) *Metrics {
 			Name: "payments_rate_limited_total",
 			Help: "Requests answered 429, by the limit that refused them: rate (a caller's bucket) or auth_failures (the failure throttle).",
 		}, []string{"limit"}),
-		authFailures: prometheus.NewCounter(prometheus.CounterOpts{
+		authFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payments_auth_failures_total",
-			Help: "Authentication failures of requests that presented credentials (what the failure throttle counts).",
-		}),
+			Help: "Requests authentication refused, by reason (docs/signing.md lists them). The failure throttle counts those of every reason but missing_platform_id, missing_signature, missing_api_key and missing_api_secret.",
+		}, []string{"reason"}),
 		serverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "payments_server_errors_total",
 			Help: "Requests the service failed, by error code: internal (500, a fault of ours, panics included) or unavailable (503, the database out of reach).",

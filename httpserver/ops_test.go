@@ -148,7 +148,7 @@ func TestMetrics(t *testing.T) {
 		`payments_http_requests_total{code="405",method="OTHER",route="unmatched"} 1`,
 		`payments_http_request_duration_seconds_count{route="GET /api/platform/users/get/{user_id}"} 7`,
 		`payments_http_requests_in_flight 1`, // this scrape
-		`payments_auth_failures_total 2`,
+		`payments_auth_failures_total{reason="malformed_signature"} 2`,
 		`payments_rate_limited_total{limit="auth_failures"} 2`,
 		`payments_commit_batch_size_bucket{le="1"} `,
 		pool,
