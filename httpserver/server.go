@@ -9,11 +9,13 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -167,6 +169,10 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 		}
 		ctx := r.Context()
 		raw, err := readBody(w, r)
+		if err == errTooLarge {
+			s.refuseTooLarge(w, r)
+			return
+		}
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -252,10 +258,14 @@ func idempotency(r *http.Request, body []byte) (*payments.Idempotency, error) {
 	return &payments.Idempotency{Key: key, Fingerprint: h.Sum(nil)}, nil
 }
 
+// errTooLarge is readBody's refusal of a body over MaxBodyBytes, answered by refuseTooLarge.
+var errTooLarge = statusError(http.StatusRequestEntityTooLarge, "Request body exceeds 64 KiB.")
+
+// readBody returns the request's body, errTooLarge beyond MaxBodyBytes: at once when the
+// announced length is over it, else as soon as the reading passes it.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := func() error { return statusError(http.StatusRequestEntityTooLarge, "Request body exceeds 64 KiB.") }
 	if r.ContentLength > MaxBodyBytes {
-		return nil, tooLarge()
+		return nil, errTooLarge
 	}
 	if r.Body == nil || r.Body == http.NoBody { // a request without a body (GET): nothing to read or hold
 		return nil, nil
@@ -265,16 +275,75 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > 0 {
 		buf.Grow(int(r.ContentLength) + bytes.MinRead) // room for the read that sees the end
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	_, err := buf.ReadFrom(http.MaxBytesReader(serverWriter(w), r.Body, MaxBodyBytes))
 	raw := buf.Bytes()
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, tooLarge()
+		return nil, errTooLarge
 	}
 	if err != nil {
 		return nil, statusError(http.StatusBadRequest, "Could not read the request body.")
 	}
 	return raw, nil
+}
+
+// Reading a refused body. A server that closes a connection with unread data in it makes
+// its system answer the client's next segments with a reset, which can destroy the 413
+// before the client has read it; a Go client, which reads the answer while it is still
+// writing, then reports a broken pipe or a reset instead (issue 30). So after its 413 the
+// server reads on, and drops, what the client is still sending, as RFC 9112 (section 9.6)
+// advises, within these bounds, then closes.
+const (
+	// drainBytes is how much more of a refused body is read: a body of up to 4 MiB ends
+	// in the 413 and an orderly close. Beyond it, net/http's own lingering close takes
+	// over (half-close, half a second, close): the client has had the 413 all that time,
+	// but a reset may still come before a client that does not read it reads it.
+	drainBytes = 4 << 20
+	// drainTime bounds the reading whatever the bytes: a slow client holds the request
+	// at most 2 s past its 413 (Run gives a whole request 15 s to be read), then the
+	// connection closes.
+	drainTime = 2 * time.Second
+)
+
+// refuseTooLarge answers a body over MaxBodyBytes with the 413 and Connection: close,
+// then reads the rest of the body (at most drainBytes, for at most drainTime) and drops it.
+//
+// The 413 is flushed before the reading, so a client that reads while it writes has it at
+// once; one that closes on reading it ends the reading too. A client that announced its
+// length and asked to be told before sending it (Expect: 100-continue) has been told not
+// to, and HTTP/2 needs none of it (a stream ends without closing the connection).
+func (s *server) refuseTooLarge(w http.ResponseWriter, r *http.Request) {
+	http1 := r.ProtoMajor == 1
+	if http1 {
+		w.Header().Set("Connection", "close")
+	}
+	s.writeError(w, r, errTooLarge)
+	toldNotToSend := r.ContentLength > MaxBodyBytes && strings.EqualFold(r.Header.Get("Expect"), "100-continue")
+	if !http1 || toldNotToSend || r.Body == nil || r.Body == http.NoBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.Flush() != nil || rc.SetReadDeadline(time.Now().Add(drainTime)) != nil {
+		return // the client has gone, or no bound on the time: close at once
+	}
+	// Through MaxBytesReader on the server's own writer: past drainBytes, the server closes
+	// as net/http closes after any MaxBytesReader's limit (half-close, wait, close).
+	// Whatever ends the reading (the body's end, the bounds, the client gone), the answer
+	// has been given.
+	_, _ = io.Copy(io.Discard, http.MaxBytesReader(serverWriter(w), r.Body, drainBytes))
+}
+
+// serverWriter returns the net/http server's own writer under the wrappers of w (access
+// log, mux guard): MaxBytesReader tells only that one to close the connection after the
+// answer (golang/go#73754).
+func serverWriter(w http.ResponseWriter) http.ResponseWriter {
+	for {
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return w
+		}
+		w = u.Unwrap()
+	}
 }
 
 func isJSON(contentType string) bool {
