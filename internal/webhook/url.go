@@ -4,9 +4,12 @@ import (
 	"errors"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"code.dny.dev/ssrf"
 )
 
 // MaxURLLength is the longest endpoint URL, in characters.
@@ -14,7 +17,7 @@ const MaxURLLength = 2048
 
 // URLError is a URL refused by CheckURL. Its message is a sentence for a 422's msg, in
 // pydantic's words where pydantic has them, and never repeats the URL (it may hold a
-// credential).
+// credential); a refused address's names the range that would allow it, and how.
 type URLError struct {
 	Msg string
 	Err error // an *AddressError when the host is a refused IP address, else nil
@@ -108,11 +111,47 @@ func numeric(label string) bool {
 	return true
 }
 
+// checkHostAddr refuses addr as CheckAddr does, in a message that says how to allow it.
 func checkHostAddr(addr netip.Addr, allow []netip.Prefix) error {
 	err := CheckAddr(addr, allow...)
 	var refused *AddressError
 	if errors.As(err, &refused) {
-		return &URLError{Msg: "URL host should not be " + refused.Reason, Err: refused}
+		return &URLError{Msg: "URL host should not be " + refused.Reason + allowHint(addr), Err: refused}
 	}
 	return err
+}
+
+// allowHint returns the end of a refused address's message: the range that would allow
+// it, and where paymentsd takes one (serve and webhook add alike; a program that embeds
+// the library passes it as Options.WebhookAllow).
+func allowHint(addr netip.Addr) string {
+	return " (for local development, allow " + rangeOf(addr).String() +
+		" with -webhook-allow-cidr or $PAYMENTS_WEBHOOK_ALLOW_CIDR)"
+}
+
+// ipv6Ranges are the ranges of the IPv6 addresses outside the global unicast range that
+// CheckAddr names: ssrf's tables list only the special-purpose ranges inside it.
+var ipv6Ranges = []netip.Prefix{
+	netip.MustParsePrefix("::1/128"),   // loopback
+	netip.MustParsePrefix("::/128"),    // unspecified
+	netip.MustParsePrefix("fc00::/7"),  // unique-local
+	netip.MustParsePrefix("fe80::/10"), // link-local
+	netip.MustParsePrefix("ff00::/8"),  // multicast
+}
+
+// rangeOf returns the special-purpose range addr is in (127.0.0.0/8, 10.0.0.0/8,
+// fc00::/7, …), as an allow-list takes it: an IPv4-mapped address by its IPv4 range, an
+// address in no listed range alone.
+func rangeOf(addr netip.Addr) netip.Prefix {
+	a := addr.Unmap().WithZone("")
+	ranges := slices.Concat(ipv6Ranges, ssrf.IPv6DeniedPrefixes)
+	if a.Is4() {
+		ranges = ssrf.IPv4DeniedPrefixes
+	}
+	for _, p := range ranges {
+		if p.Contains(a) {
+			return p
+		}
+	}
+	return netip.PrefixFrom(a, a.BitLen())
 }

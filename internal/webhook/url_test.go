@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"errors"
 	"net/netip"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -47,19 +48,19 @@ func TestCheckURL(t *testing.T) {
 		{name: "ErrHost/port only", url: "https://:443/", msg: "URL should have a host"},
 		{name: "ErrPort/zero", url: "https://example.com:0/", msg: "URL port should be between 1 and 65535"},
 		{name: "ErrPort/large", url: "https://example.com:65536/", msg: "URL port should be between 1 and 65535"},
-		{name: "ErrLoopback", url: "http://127.0.0.1:8080/", msg: "URL host should not be a loopback address"},
-		{name: "ErrLoopback/IPv6", url: "http://[::1]:8080/", msg: "URL host should not be a loopback address"},
-		{name: "ErrLoopback/localhost", url: "http://localhost:8080/", msg: "URL host should not be a loopback address"},
-		{name: "ErrLoopback/LOCALHOST.", url: "http://LOCALHOST.:8080/", msg: "URL host should not be a loopback address"},
-		{name: "ErrLoopback/under localhost", url: "http://api.localhost/", msg: "URL host should not be a loopback address"},
-		{name: "ErrLoopback/IPv6 not allowed by IPv4", url: "http://[::1]:8080/", allow: loopbackV4, msg: "URL host should not be a loopback address"},
-		{name: "ErrPrivate", url: "https://10.0.0.1/", msg: "URL host should not be a private address"},
-		{name: "ErrLinkLocal/metadata", url: "http://169.254.169.254/latest/meta-data/", msg: "URL host should not be a link-local address"},
-		{name: "ErrCGNAT", url: "https://100.64.0.1/", msg: "URL host should not be in the special-purpose range 100.64.0.0/10"},
-		{name: "ErrUniqueLocal", url: "https://[fc00::1]/", msg: "URL host should not be a unique-local address"},
-		{name: "ErrMulticast", url: "https://224.0.0.1/", msg: "URL host should not be a multicast address"},
-		{name: "ErrUnspecified", url: "http://0.0.0.0:8080/", msg: "URL host should not be an unspecified address"},
-		{name: "ErrMapped", url: "http://[::ffff:127.0.0.1]/", msg: "URL host should not be an IPv4-mapped IPv6 address"},
+		{name: "ErrLoopback", url: "http://127.0.0.1:8080/", msg: "URL host should not be a loopback address" + hint("127.0.0.0/8")},
+		{name: "ErrLoopback/IPv6", url: "http://[::1]:8080/", msg: "URL host should not be a loopback address" + hint("::1/128")},
+		{name: "ErrLoopback/localhost", url: "http://localhost:8080/", msg: "URL host should not be a loopback address" + hint("127.0.0.0/8")},
+		{name: "ErrLoopback/LOCALHOST.", url: "http://LOCALHOST.:8080/", msg: "URL host should not be a loopback address" + hint("127.0.0.0/8")},
+		{name: "ErrLoopback/under localhost", url: "http://api.localhost/", msg: "URL host should not be a loopback address" + hint("127.0.0.0/8")},
+		{name: "ErrLoopback/IPv6 not allowed by IPv4", url: "http://[::1]:8080/", allow: loopbackV4, msg: "URL host should not be a loopback address" + hint("::1/128")},
+		{name: "ErrPrivate", url: "https://10.0.0.1/", msg: "URL host should not be a private address" + hint("10.0.0.0/8")},
+		{name: "ErrLinkLocal/metadata", url: "http://169.254.169.254/latest/meta-data/", msg: "URL host should not be a link-local address" + hint("169.254.0.0/16")},
+		{name: "ErrCGNAT", url: "https://100.64.0.1/", msg: "URL host should not be in the special-purpose range 100.64.0.0/10" + hint("100.64.0.0/10")},
+		{name: "ErrUniqueLocal", url: "https://[fc00::1]/", msg: "URL host should not be a unique-local address" + hint("fc00::/7")},
+		{name: "ErrMulticast", url: "https://224.0.0.1/", msg: "URL host should not be a multicast address" + hint("224.0.0.0/4")},
+		{name: "ErrUnspecified", url: "http://0.0.0.0:8080/", msg: "URL host should not be an unspecified address" + hint("0.0.0.0/8")},
+		{name: "ErrMapped", url: "http://[::ffff:127.0.0.1]/", msg: "URL host should not be an IPv4-mapped IPv6 address" + hint("127.0.0.0/8")},
 		{name: "ErrZone", url: "http://[fe80::1%25eth0]/", msg: "URL host should not have an IPv6 zone"},
 		{name: "ErrIPv4/short", url: "http://127.1/", msg: "URL host should be a valid IPv4 address"},
 		{name: "ErrIPv4/decimal", url: "http://2130706433/", msg: "URL host should be a valid IPv4 address"},
@@ -84,6 +85,48 @@ func TestCheckURL(t *testing.T) {
 				t.Fatalf("CheckURL(%q) = %v: errors.Is(ErrRefusedAddress) is %v", tc.url, err, errors.Is(err, webhook.ErrRefusedAddress))
 			}
 		})
+	}
+}
+
+// hint is the end of the message of a refused address in range.
+func hint(cidr string) string {
+	return " (for local development, allow " + cidr + " with -webhook-allow-cidr or $PAYMENTS_WEBHOOK_ALLOW_CIDR)"
+}
+
+// A refused address's message says how to allow it, for local development: the range it
+// is in, which then lets the URL through, and the flag and variable that take it.
+func TestCheckURLSaysHowToAllow(t *testing.T) {
+	const want = "URL host should not be a loopback address " +
+		"(for local development, allow 127.0.0.0/8 with -webhook-allow-cidr or $PAYMENTS_WEBHOOK_ALLOW_CIDR)"
+	if err := webhook.CheckURL("http://127.0.0.1:8090/hook", false); err == nil || err.Error() != want {
+		t.Fatalf("CheckURL(loopback) = %v, want %q", err, want)
+	}
+	named := regexp.MustCompile(`\(for local development, allow (\S+) with -webhook-allow-cidr or \$PAYMENTS_WEBHOOK_ALLOW_CIDR\)$`)
+	for _, raw := range []string{
+		"http://127.0.0.1/", "http://localhost/", "http://[::1]/", "http://[::]/", "http://10.1.2.3/",
+		"http://172.20.0.1/", "http://192.168.1.10/", "http://169.254.169.254/", "http://100.64.0.1/",
+		"http://[fc00::1]/", "http://[fd12:3456::1]/", "http://[fe80::1]/", "http://[ff02::1]/",
+		"http://224.0.0.1/", "http://0.0.0.0/", "http://[::ffff:10.0.0.1]/", "http://198.18.0.1/",
+		"http://[2001:db8::1]/", "http://[64:ff9b::1]/", "http://[4000::1]/",
+	} {
+		err := webhook.CheckURL(raw, false)
+		if !errors.Is(err, webhook.ErrRefusedAddress) {
+			t.Errorf("CheckURL(%q) = %v, want a refused address", raw, err)
+			continue
+		}
+		m := named.FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Errorf("CheckURL(%q) = %q, which does not say how to allow it", raw, err)
+			continue
+		}
+		allow, perr := netip.ParsePrefix(m[1])
+		if perr != nil {
+			t.Errorf("CheckURL(%q) names %q, not a range: %v", raw, m[1], perr)
+			continue
+		}
+		if err := webhook.CheckURL(raw, false, allow); err != nil {
+			t.Errorf("CheckURL(%q) with %v, the range its refusal named: %v", raw, allow, err)
+		}
 	}
 }
 
