@@ -361,7 +361,7 @@ func TestAddPayeeBank(t *testing.T) {
 
 	t.Run("ErrInvalidPathBeforeCountryRule", func(t *testing.T) {
 		// The destination country's rules, like every rule beyond JSON Schema, run once
-		// the request meets its schema (docs/decisions.md): a malformed path is reported
+		// the request meets its schema (docs/decisions/requests-and-validation.md): a malformed path is reported
 		// alone, and the country-rule failure once the path is right.
 		_, err := w.svc.AddPayeeBank(ctx, w.platformID, "42", noIFSC)
 		assertFields(t, err, fieldErrors{

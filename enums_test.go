@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -24,12 +25,20 @@ func TestEnumTables(t *testing.T) {
 	}
 }
 
-// What docs/decisions.md says of the schemas' limits and enumerations, and of the
+// What docs/decisions/ says of the schemas' limits and enumerations, and of the
 // constants of validation, is what they say.
 func TestDecisionsClaims(t *testing.T) {
-	raw, err := os.ReadFile("docs/decisions.md")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("docs/decisions/*.md")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no docs/decisions/*.md: %v", err)
+	}
+	var raw []byte
+	for _, file := range files {
+		text, err := os.ReadFile(file) // #nosec G304 -- a document of the repository
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = append(append(raw, text...), '\n')
 	}
 	decisions := strings.Join(strings.Fields(string(raw)), " ") // claims wrap across lines
 	v, err := newValidator()
@@ -40,7 +49,7 @@ func TestDecisionsClaims(t *testing.T) {
 		t.Helper()
 		m := regexp.MustCompile(pattern).FindStringSubmatch(decisions)
 		if m == nil {
-			t.Fatalf("docs/decisions.md no longer says %q: say it again, or change this test with it", pattern)
+			t.Fatalf("docs/decisions/ no longer says %q: say it again, or change this test with it", pattern)
 		}
 		return m[1:]
 	}
@@ -88,7 +97,7 @@ func TestDecisionsClaims(t *testing.T) {
 			want = append(want, b.(string))
 		}
 		if !slices.Equal(brands, want) {
-			t.Errorf("docs/decisions.md lists the brands %v, schema/cards_add.json %v", brands, want)
+			t.Errorf("docs/decisions/ lists the brands %v, schema/cards_add.json %v", brands, want)
 		}
 	})
 	t.Run("ExchangeRateDigits", func(t *testing.T) {
@@ -96,7 +105,7 @@ func TestDecisionsClaims(t *testing.T) {
 		most := "1" + strings.Repeat("0", n-1) + "." + strings.Repeat("5", n)
 		for value, want := range map[string]bool{most: false, most + "5": true, "1" + most: true} {
 			if refused("rates_set", "exchange_rate", value) != want {
-				t.Errorf("exchange_rate %s: refused %v, want %v (docs/decisions.md: at most %d digits either side)", value, !want, want, n)
+				t.Errorf("exchange_rate %s: refused %v, want %v (docs/decisions/: at most %d digits either side)", value, !want, want, n)
 			}
 		}
 	})
@@ -108,14 +117,14 @@ func TestDecisionsClaims(t *testing.T) {
 			strings.Repeat("1", most): false, strings.Repeat("1", most+1): true,
 		} {
 			if refused("accounts_add", "account_number", value) != want {
-				t.Errorf("account_number of %d digits: refused %v, want %v (docs/decisions.md: %d to %d)", len(value), !want, want, least, most)
+				t.Errorf("account_number of %d digits: refused %v, want %v (docs/decisions/: %d to %d)", len(value), !want, want, least, most)
 			}
 		}
 	})
 	t.Run("DefaultRows", func(t *testing.T) {
 		for _, pattern := range []string{"`{}` takes the defaults: (\\d+) rows, page 1", "`{\"rows_per_page\": null}` lists (\\d+) rows"} {
 			if n := number(t, claim(t, pattern)[0]); n != DefaultRowsPerPage {
-				t.Errorf("docs/decisions.md: %d rows by default, DefaultRowsPerPage %d", n, DefaultRowsPerPage)
+				t.Errorf("docs/decisions/: %d rows by default, DefaultRowsPerPage %d", n, DefaultRowsPerPage)
 			}
 		}
 		rows := enum(t, "users_list.json", "properties", "body", "properties", "rows_per_page", "enum")
@@ -125,7 +134,7 @@ func TestDecisionsClaims(t *testing.T) {
 	})
 	t.Run("Nesting", func(t *testing.T) {
 		if n := number(t, claim(t, `Nesting deeper than (\d+) levels`)[0]); n != validate.MaxDepth {
-			t.Errorf("docs/decisions.md: nesting deeper than %d levels, validate.MaxDepth %d", n, validate.MaxDepth)
+			t.Errorf("docs/decisions/: nesting deeper than %d levels, validate.MaxDepth %d", n, validate.MaxDepth)
 		}
 	})
 	t.Run("BankIdentifierTypes", func(t *testing.T) {
@@ -147,7 +156,7 @@ func TestDecisionsClaims(t *testing.T) {
 		slices.Sort(saidTypes)
 		slices.Sort(shipped)
 		if !slices.Equal(saidTypes, slices.Compact(shipped)) {
-			t.Errorf("docs/decisions.md names %v, data/payee_rules.json has %v", saidTypes, shipped)
+			t.Errorf("docs/decisions/ names %v, data/payee_rules.json has %v", saidTypes, shipped)
 		}
 	})
 }

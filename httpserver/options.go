@@ -11,7 +11,7 @@ import (
 const (
 	// DefaultRateLimit is how many requests a second each platform, and each user-API
 	// key, may send on average: none by default. A tenant's quota is the operator's
-	// business decision (docs/decisions.md), and a client of the specification, which
+	// business decision (docs/decisions/limits.md), and a client of the specification, which
 	// knows no 429, must not meet one it did not ask for: a server that answers 1,000
 	// requests a second to a load test would refuse the rest.
 	DefaultRateLimit = 0

@@ -11,7 +11,7 @@ import (
 )
 
 // failureThrottle slows down whoever guesses credentials, without letting anyone who
-// knows only a platform id or an API key lock its owner out (docs/decisions.md). Three
+// knows only a platform id or an API key lock its owner out (docs/decisions/limits.md). Three
 // tables count failures, the first two N a minute:
 //
 //   - by client address: an address over its budget is refused before authentication,

@@ -59,7 +59,7 @@ GET /healthz, GET /readyz and GET /metrics (Prometheus) need no credentials. Wit
 // serveGCPercent is the collector's GOGC while serving, unless $GOGC sets one: the
 // server's live heap is a few megabytes, so at Go's default of 100 the collector would run
 // dozens of times a second under load, each time for a heap of at most 4 MB; at 200 it runs
-// half as often, for a few megabytes more (docs/decisions.md).
+// half as often, for a few megabytes more (docs/decisions/storage.md).
 const serveGCPercent = 200
 
 func runServe(ctx context.Context, x *command.Invocation, args []string) error {
