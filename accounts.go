@@ -100,13 +100,12 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	// The user's row is locked for the default-account rule (takeDefault), and the
-	// accounts of one user are added one after another; those of others may be added
-	// beside them (store.WithInterleaving).
-	ctx = store.WithLockKey(ctx, "user:"+canonicalID(in.UserID))
-	ctx = store.WithInterleaving(ctx, "user:"+canonicalID(in.UserID))
+	// The user's row is locked first for the default-account rule, and the accounts of
+	// one user are added one after another; those of others may be added beside them.
+	user := "user:" + canonicalID(in.UserID)
+	opts := store.WriteOptions{LockKey: user, Interleave: true, InterleaveKey: user}
 	var read userRead
-	err := s.writeRemembering(ctx, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, opts, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, in.UserID, &read)
 		if err != nil {
 			return err
@@ -118,9 +117,8 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 		}
 		// The default-account rule, with the user's row locked first, so that the
 		// default-account changes of one user run one after another wherever writes run
-		// side by side. The write's last statement (store.Last): the user's next account
-		// may lock the user behind it, in its round.
-		row, err := q.CreateBankAccountTakingDefault(store.Last(ctx), params, in.IsDefault != nil && *in.IsDefault)
+		// side by side.
+		row, err := q.CreateBankAccountTakingDefault(ctx, params, in.IsDefault != nil && *in.IsDefault)
 		if err != nil {
 			return s.storeError(err)
 		}

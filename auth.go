@@ -614,7 +614,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if opt.RequireTimestamp {
 		requireTimestamp = 1
 	}
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
 			ID:               creds.PlatformID.String(),
 			Name:             name,
@@ -652,7 +652,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	}
 	key := APIKey{APIKey: s.newID(), APISecret: randomSecret()}
 	sum := sha256.Sum256([]byte(key.APISecret))
-	err = s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUser(ctx, uid); err != nil {
 			return notFound(err, "User not found.")
 		}

@@ -62,7 +62,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 		ExpYear:   in.ExpYear,
 		CreatedAt: s.Now(),
 	}
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		user, err := q.GetUser(ctx, c.UserID.String())
 		if err != nil {
 			return notFound(err, "User not found.")
@@ -105,11 +105,10 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
-	// One statement changes the card: deletes of others may run beside it
-	// (store.WithInterleaving).
-	ctx = store.WithInterleaving(ctx, "card:"+cardID.String())
+	// One statement changes the card: deletes of others may run beside it.
+	opts := store.WriteOptions{Interleave: true, InterleaveKey: "card:" + cardID.String()}
 	var read userRead
-	err := s.writeRemembering(ctx, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, opts, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err

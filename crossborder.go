@@ -121,10 +121,10 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		UpdatedAt:     now,
 	}
 	// A new bank is a new row; what the write reads first (the country's rules, the user,
-	// the payee) no interleaved write changes (store.WithInterleaving).
-	ctx = store.WithInterleaving(ctx, "")
+	// the payee) no interleaved write changes.
+	opts := store.WriteOptions{Interleave: true}
 	var read userRead
-	err = s.writeRemembering(ctx, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
+	err = s.writeRemembering(ctx, opts, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
 		if errors.Is(err, sql.ErrNoRows) {
 			return invalid(FieldError{
@@ -204,11 +204,10 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	// One statement changes the bank: deletes of others may run beside it
-	// (store.WithInterleaving).
-	ctx = store.WithInterleaving(ctx, "payee bank:"+canonicalID(bankID))
+	// One statement changes the bank: deletes of others may run beside it.
+	opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee bank:" + canonicalID(bankID)}
 	var read userRead
-	err := s.writeRemembering(ctx, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, opts, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
@@ -319,7 +318,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		params.IsDefault = 1
 	}
 	var a PayeeAddress
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUserPayee(ctx, queries.GetUserPayeeParams{ID: params.PayeeID, UserID: params.UserID}); err != nil {
 			return notFound(err, "Payee not found.")
 		}

@@ -53,7 +53,7 @@ func (d Delivery) Headers(now time.Time) map[string][]string {
 // to an endpoint deleted or disabled since are settled as failed, not returned.
 func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
 	var out []Delivery
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		out = out[:0]
 		now := s.Now()
 		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
@@ -104,7 +104,7 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 // that died; on a database that dispatchers share, leases expire instead.
 func (s *Service) ReleaseClaims(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 		n, err = q.ReleaseClaims(ctx)
 		return err
 	})
@@ -122,7 +122,7 @@ func (s *Service) ExtendClaims(ctx context.Context, ids []int64, lease time.Dura
 	// In the order of their ids, as RecordAttempts locks them: the dispatcher renews the
 	// claims it is recording, and two writes locking rows in different orders deadlock.
 	ids = slices.Sorted(slices.Values(ids))
-	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		for _, id := range ids {
 			if err := q.ExtendClaim(ctx, queries.ExtendClaimParams{LeaseUntil: until, ID: id}); err != nil {
 				return err
@@ -187,7 +187,7 @@ func (s *Service) RecordAttempts(ctx context.Context, results []AttemptResult, p
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
 		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
 	})
-	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		for _, r := range results {
 			if err := s.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
 				return err
@@ -303,7 +303,7 @@ func (s *Service) PruneEvents(ctx context.Context, before time.Time) (int64, err
 	var total int64
 	for {
 		var n int64
-		err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+		err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 			p := formatTime(before)
 			if _, err = q.PruneAttempts(ctx, queries.PruneAttemptsParams{Before: p, Batch: pruneBatch}); err != nil {
 				return err

@@ -26,16 +26,20 @@ func TestREADMEIsShort(t *testing.T) {
 	}
 }
 
-// TestDocLinks: every link of README.md and docs/*.md is relative and names a file or a
-// directory of the repository, and an anchor into a markdown file names one of its
-// headings. No text outside code is a URL (which GitHub would make a link): the documents
-// cite what lies outside the repository as plain text.
+// TestDocLinks: every link of README.md, docs/*.md and docs/decisions/*.md is relative
+// and names a file or a directory of the repository, and an anchor into a markdown file
+// names one of its headings. No text outside code is a URL (which GitHub would make a
+// link): the documents cite what lies outside the repository as plain text.
 func TestDocLinks(t *testing.T) {
 	docs, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs = append([]string{"README.md"}, docs...)
+	topics, err := filepath.Glob("docs/decisions/*.md")
+	if err != nil || len(topics) == 0 {
+		t.Fatalf("docs/decisions/*.md: %d files, %v", len(topics), err)
+	}
+	docs = append(append([]string{"README.md"}, docs...), topics...)
 	anchors := map[string]map[string]bool{} // markdown file -> its headings' anchors
 	anchorsOf := func(file string) (map[string]bool, error) {
 		if a, ok := anchors[file]; ok {

@@ -311,7 +311,7 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 		return Resent{}, err
 	}
 	out := Resent{EventID: uuid.MustParse(eventID), EndpointIDs: []uuid.UUID{}}
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		out.EndpointIDs = out.EndpointIDs[:0]
 		ev, err := q.GetPlatformEvent(ctx, queries.GetPlatformEventParams{ID: out.EventID.String(), PlatformID: platformID.String()})
 		if err != nil {

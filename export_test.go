@@ -35,7 +35,7 @@ func Validations(s *Service) int64 { return s.schemas.Validations() }
 
 // Write runs fn as one write operation, in a batch, as the service's operations do.
 func (s *Service) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	return s.write(ctx, fn)
+	return s.write(ctx, store.WriteOptions{}, fn)
 }
 
 // WritesWaiting is the number of write operations waiting to be taken into a batch.

@@ -215,7 +215,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		}
 	case CodeNotFound, CodeForbidden, CodeConflict:
 		// The operation refused and changed nothing: its refusal is the outcome to keep.
-		if serr := s.write(ctx, func(ctx context.Context, q store.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+		if serr := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
 			return zero, serr
 		}
 	default:
@@ -231,11 +231,11 @@ var errKeyInFlight = Errorf(CodeConflict, "A request with this Idempotency-Key i
 // attempt a (nil: without a key): once fn has made the change, the result (which result
 // returns) is stored under the key in the same transaction (in the operation's savepoint
 // of its batch: both or neither).
-func (s *Service) writeRemembering(ctx context.Context, a *attempt, result func() any, fn func(ctx context.Context, q store.Querier) error) error {
+func (s *Service) writeRemembering(ctx context.Context, opts store.WriteOptions, a *attempt, result func() any, fn func(ctx context.Context, q store.Querier) error) error {
 	if a == nil {
-		return s.write(ctx, fn)
+		return s.write(ctx, opts, fn)
 	}
-	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	return s.write(ctx, opts, func(ctx context.Context, q store.Querier) error {
 		if err := fn(ctx, q); err != nil {
 			return err
 		}

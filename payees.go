@@ -79,10 +79,9 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
-	// A new payee is a new row alone: its write may run beside any other
-	// (store.WithInterleaving).
-	ctx = store.WithInterleaving(ctx, "")
-	err = s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
+	// A new payee is a new row alone: its write may run beside any other.
+	opts := store.WriteOptions{Interleave: true}
+	err = s.writeRemembering(ctx, opts, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
 			return err
@@ -117,17 +116,15 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 	}
 	var p Payee
 	// The event says what changed from the name read first: renames of one payee run one
-	// after another (store.WithInterleaving).
-	ctx = store.WithInterleaving(ctx, "payee:"+canonicalID(in.PayeeID))
+	// after another, beside the writes of others.
+	opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee:" + canonicalID(in.PayeeID)}
 	var read userRead
-	err := s.writeRemembering(ctx, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, opts, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
 		if err != nil {
 			return err
 		}
-		// The write's last statement (store.Last): the renames of the payee waiting
-		// behind it may follow it in its round.
-		before, row, err := q.RenameUserPayee(store.Last(ctx), queries.RenamePayeeParams{
+		before, row, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{
 			Name:      in.Name,
 			UpdatedAt: new(formatTime(s.Now())),
 			ID:        canonicalID(in.PayeeID),

@@ -291,12 +291,13 @@ func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) erro
 // undone whole (fn returned an error or panicked), and is durable when write returns nil.
 // fn runs with a context carrying ctx's values but not its cancellation, and may run more
 // than once (an engine retries a transaction the database aborted to resolve a conflict),
-// so it sets what it captures rather than adding to it. fn must not call write.
-func (s *Service) write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+// so it sets what it captures rather than adding to it. fn must not call write. opts says
+// how the store may schedule it beside other writes (the zero value: alone).
+func (s *Service) write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
 	if s.readOnly {
 		return errReadOnly
 	}
-	err := s.store.Write(ctx, fn)
+	err := s.store.Write(ctx, opts, fn)
 	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
 		select {
 		case s.wake <- struct{}{}:

@@ -70,7 +70,7 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 		params.Fixed = 1
 	}
 	var row queries.ExchangeRate
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 		if row, err = q.AddExchangeRate(ctx, params); err != nil {
 			return err
 		}

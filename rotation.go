@@ -71,7 +71,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 				var began time.Time // when the batch began: it held the database since
 				from := after       // the same rows when the batch runs again
 				err := s.retryUnavailable(ctx, func() error {
-					return s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+					return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 						began = time.Now()
 						after, n, done, err = s.sealBatch(ctx, q, col, from, upto, batch)
 						return err
@@ -169,7 +169,7 @@ func (s *Service) retryUnavailable(ctx context.Context, write func() error) erro
 // did) and, when no value is left under another key, retires every other key.
 func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
 	write := s.keys.SealingID()
-	err = s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err

@@ -150,7 +150,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 	}
 	source = storableText(source)
 	var setID int64
-	err = s.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 		setID = 0
 		if first {
 			if current, err := q.CurrentRuleSet(ctx); err != nil || current > 0 {

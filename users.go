@@ -96,8 +96,8 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 	}
 	var u User
 	// The platform's creates lock its user count: one batch at a time takes them all.
-	ctx = store.WithLockKey(ctx, platformScope(platformID))
-	err = s.writeRemembering(ctx, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
+	opts := store.WriteOptions{LockKey: platformScope(platformID)}
+	err = s.writeRemembering(ctx, opts, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
 		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
 		// user count, raised by CreateUserRows, which locks the platform's row until the
 		// write commits. The clock is read here, and CreateUserRows times the user no
@@ -247,7 +247,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		u, err := q.GetUser(ctx, uid)
 		if err != nil {
 			return notFound(err, "User not found.")
@@ -275,7 +275,7 @@ func (s *Service) FailUserVerification(ctx context.Context, userID string, in Ve
 		return err
 	}
 	uid := canonicalID(userID)
-	return s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		u, err := q.GetUser(ctx, uid)
 		if err != nil {
 			return notFound(err, "User not found.")

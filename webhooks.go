@@ -133,7 +133,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platfor
 	id := s.newID().String()
 	all := len(in.Events) == 0 || slices.Contains(in.Events, AllEvents)
 	var e WebhookEndpoint
-	err := s.writeRemembering(ctx, a, func() any { return e }, func(ctx context.Context, q store.Querier) error {
+	err := s.writeRemembering(ctx, store.WriteOptions{}, a, func() any { return e }, func(ctx context.Context, q store.Querier) error {
 		p, err := q.GetPlatform(ctx, platformID.String())
 		if err != nil {
 			return notFound(err, "Platform not found.")
@@ -218,7 +218,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 			return DeletedEndpoint{}, err
 		}
 		out := DeletedEndpoint{ID: uuid.MustParse(endpointID), Deleted: true}
-		err := s.writeRemembering(ctx, a, func() any { return out }, func(ctx context.Context, q store.Querier) error {
+		err := s.writeRemembering(ctx, store.WriteOptions{}, a, func() any { return out }, func(ctx context.Context, q store.Querier) error {
 			n, err := q.DeleteWebhookEndpoint(ctx, queries.DeleteWebhookEndpointParams{
 				DeletedAt: new(formatTime(s.Now())), ID: out.ID.String(), PlatformID: platformID.String(),
 			})
@@ -270,7 +270,7 @@ func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endp
 		return WebhookEndpoint{}, err
 	}
 	var e WebhookEndpoint
-	err := s.write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		id := canonicalID(endpointID)
 		row, secret, err := change(ctx, q, id)
 		if err != nil {

@@ -74,8 +74,10 @@ type Store interface {
 	// ctx.Err()). fn may run more than once (an engine runs again a transaction the
 	// database aborted to resolve a deadlock or a serialization failure), so it sets
 	// what it captures rather than adding to it. fn must not call Write. After Close,
-	// Write returns ErrClosed.
-	Write(ctx context.Context, fn func(ctx context.Context, q Querier) error) error
+	// Write returns ErrClosed. opts says how the write may be scheduled beside others;
+	// the zero WriteOptions, a write that runs alone and locks nothing others lock
+	// first, is always right.
+	Write(ctx context.Context, opts WriteOptions, fn func(ctx context.Context, q Querier) error) error
 	// Read runs fn in one read-only transaction: one snapshot.
 	Read(ctx context.Context, fn func(q Querier) error) error
 	// Reads returns statements that run outside any transaction, each on its own
@@ -188,66 +190,27 @@ type Stats struct {
 	CommitBatches []int64
 }
 
-// lockKey is the context key of LockKey.
-type lockKey struct{}
-
-// WithLockKey returns ctx carrying key as the lock key of the write operations run with
-// it: what the operation locks first that many others lock too (a platform's user count,
-// a user's row). A group-committing engine that runs batches side by side never runs two
-// operations of one key at once (they go into one batch, which takes the lock once), and
-// puts the operations of one key at most in a batch, so that batches of other keys never
-// wait for it. Operations without a key take no lock others wait for.
-func WithLockKey(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, lockKey{}, key)
-}
-
-// LockKey returns the lock key ctx carries (WithLockKey), or "".
-func LockKey(ctx context.Context) string {
-	k, _ := ctx.Value(lockKey{}).(string)
-	return k
-}
-
-// interleaveKey is the context key of WithInterleaving.
-type interleaveKey struct{}
-
-// WithInterleaving returns ctx marking the write operations run with it as ones an engine
-// whose statements cost a round trip (PostgreSQL) may run interleaved, statement by
-// statement, with the other marked writes of its transaction, so that one round trip
-// carries a statement of each: a write so marked reads nothing that a marked write of
-// another key changes, so that its outcome does not depend on where its statements fall
-// among theirs. Marked writes of one key (key != "") run one after another; an empty key
-// conflicts with none. An unmarked write runs alone: no statement of another write runs
-// between its first and its end (but for a write waiting at CreateUserRows).
-func WithInterleaving(ctx context.Context, key string) context.Context {
-	return context.WithValue(ctx, interleaveKey{}, key)
-}
-
-// Interleaving returns the key ctx marks its writes with (WithInterleaving), and whether
-// it marks them.
-func Interleaving(ctx context.Context) (key string, ok bool) {
-	key, ok = ctx.Value(interleaveKey{}).(string)
-	return key, ok
-}
-
-// lastKey is the context key of Last.
-type lastKey struct{}
-
-// Last returns ctx marking the statement run with it as the last its write operation runs:
-// after it the write only records what the engine keeps for its batch's end (RecordEvent,
-// the idempotency records and the purge of expired ones). An engine whose statements cost a round trip (PostgreSQL) may
-// then send the first statement of the write that waits for this one (a marked write of
-// the same key, or any, when one of them runs alone: WithInterleaving) in the same round,
-// right behind it, where it runs after it as it would a round trip later. A write that
-// runs a statement after its last fails its batch's first run, which the engine runs again
-// without the overlap: a cost, never a wrong result.
-func Last(ctx context.Context) context.Context {
-	return context.WithValue(ctx, lastKey{}, true)
-}
-
-// IsLast reports whether ctx marks its statement as its write's last (Last).
-func IsLast(ctx context.Context) bool {
-	last, _ := ctx.Value(lastKey{}).(bool)
-	return last
+// WriteOptions says how a write operation may be scheduled beside others: what it locks
+// first that many others lock too, and whether its statements may run among theirs. The
+// zero value is a write that runs alone and locks nothing others lock first.
+type WriteOptions struct {
+	// LockKey names what the write locks first that many others lock too (a platform's
+	// user count, a user's row), or is empty. A group-committing engine that runs batches
+	// side by side never runs two writes of one key at once (they go into one batch,
+	// which takes the lock once), and puts the writes of one key at most in a batch, so
+	// that batches of other keys never wait for it.
+	LockKey string
+	// Interleave marks a write that an engine whose statements cost a round trip
+	// (PostgreSQL) may run interleaved, statement by statement, with the other marked
+	// writes of its transaction, so that one round trip carries a statement of each. A
+	// write so marked reads nothing that a marked write of another InterleaveKey
+	// changes, so that its outcome does not depend on where its statements fall among
+	// theirs. An unmarked write runs alone: no statement of another write runs between
+	// its first and its end (but for a write waiting at CreateUserRows).
+	Interleave bool
+	// InterleaveKey: marked writes of one non-empty key run one after another; an empty
+	// key conflicts with none.
+	InterleaveKey string
 }
 
 // MaxBatch bounds the write operations of one transaction of a group-committing engine,

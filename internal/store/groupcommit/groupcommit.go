@@ -22,17 +22,17 @@ import (
 type Op struct {
 	ctx   context.Context
 	fn    func(ctx context.Context, q store.Querier) error
-	key   string      // store.LockKey of ctx
+	opts  store.WriteOptions
 	done  chan Result // buffered: the committer never waits for the caller
 	taken bool        // in a batch (guarded by the committer's mu)
 }
 
-// Key is the operation's lock key (store.LockKey).
-func (op *Op) Key() string { return op.key }
+// Key is the operation's lock key (store.WriteOptions.LockKey).
+func (op *Op) Key() string { return op.opts.LockKey }
 
-// Interleaving is the operation's store.Interleaving: its key, and whether it may run
-// interleaved with others.
-func (op *Op) Interleaving() (key string, ok bool) { return store.Interleaving(op.ctx) }
+// Interleaving is the operation's store.WriteOptions.InterleaveKey, and whether it may
+// run interleaved with others (Interleave).
+func (op *Op) Interleaving() (key string, ok bool) { return op.opts.InterleaveKey, op.opts.Interleave }
 
 // GivenUp returns the error of the operation's context when its caller gave up before
 // the operation ran: an operation given up before its turn is never run.
@@ -64,7 +64,7 @@ func (r Result) OK() bool { return r.Err == nil && !r.Panicked }
 
 // Committer gathers write operations into batches and runs each with its engine's
 // function, on one or more runners at once. Runners never run at once two operations of
-// one lock key (store.LockKey): the operations of a key that wait while a batch of it
+// one lock key (store.WriteOptions.LockKey): the operations of a key that wait while a batch of it
 // runs gather into the next batch, which one commit covers, rather than each waiting in
 // a batch of its own for the lock the running batch holds. When batches run side by side,
 // a batch carries the operations of one key at most (and any without one), so that it
@@ -150,12 +150,12 @@ func (c *Committer) Stop() {
 // Write runs fn as one write operation of a batch and returns once the batch is over:
 // nil means its change is committed. A ctx done before the operation is taken into a
 // batch drops it (Write returns ctx.Err()); once taken it runs to the end, whatever ctx
-// does. After Stop, Write returns store.ErrClosed.
-func (c *Committer) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+// does. After Stop, Write returns store.ErrClosed. opts is the operation's scheduling.
+func (c *Committer) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	op := &Op{ctx: ctx, fn: fn, key: store.LockKey(ctx), done: make(chan Result, 1)}
+	op := &Op{ctx: ctx, fn: fn, opts: opts, done: make(chan Result, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -206,7 +206,7 @@ func (c *Committer) loop() {
 			c.keyless--
 		}
 		for _, op := range batch {
-			delete(c.busy, op.key)
+			delete(c.busy, op.opts.LockKey)
 		}
 		c.ready.Broadcast()
 		c.mu.Unlock()
@@ -229,14 +229,14 @@ func (c *Committer) take(batch []*Op) (_ []*Op, waited bool) {
 		keep := c.queue[:0]
 		key := "" // the batch's one key, when batches run side by side
 		for _, op := range c.queue {
-			_, busy := c.busy[op.key]
-			takeable := op.key == "" && (c.runners == 1 || c.keyless < maxKeyless) ||
-				op.key != "" && !busy && (c.runners == 1 || key == "" || op.key == key)
+			_, busy := c.busy[op.opts.LockKey]
+			takeable := op.opts.LockKey == "" && (c.runners == 1 || c.keyless < maxKeyless) ||
+				op.opts.LockKey != "" && !busy && (c.runners == 1 || key == "" || op.opts.LockKey == key)
 			if len(batch) < c.max && takeable {
 				op.taken = true
 				batch = append(batch, op)
-				if c.runners > 1 && op.key != "" {
-					key = op.key
+				if c.runners > 1 && op.opts.LockKey != "" {
+					key = op.opts.LockKey
 				}
 				continue
 			}
@@ -249,8 +249,8 @@ func (c *Committer) take(batch []*Op) (_ []*Op, waited bool) {
 				c.keyless++
 			}
 			for _, op := range batch {
-				if op.key != "" {
-					c.busy[op.key] = struct{}{}
+				if op.opts.LockKey != "" {
+					c.busy[op.opts.LockKey] = struct{}{}
 				}
 			}
 			return batch, waited
@@ -271,8 +271,8 @@ func (c *Committer) gather(batch []*Op) []*Op {
 	n := min(c.max-len(batch), len(c.queue))
 	for _, op := range c.queue[:n] {
 		op.taken = true
-		if op.key != "" {
-			c.busy[op.key] = struct{}{}
+		if op.opts.LockKey != "" {
+			c.busy[op.opts.LockKey] = struct{}{}
 		}
 	}
 	batch = append(batch, c.queue[:n]...)
@@ -324,7 +324,7 @@ const maxKeyless = 2
 
 // hasKeyless reports whether batch carries an operation without a key.
 func hasKeyless(batch []*Op) bool {
-	return slices.ContainsFunc(batch, func(op *Op) bool { return op.key == "" })
+	return slices.ContainsFunc(batch, func(op *Op) bool { return op.opts.LockKey == "" })
 }
 
 // answer runs the batch and gives each operation its result, even when run panics (then

@@ -67,13 +67,9 @@ func (e *engine) write(t *testing.T, key string, want int64, fn func() error) <-
 // queue is write for a goroutine other than the test's, which must not call t.Fatal: it
 // returns the error instead.
 func (e *engine) queue(key string, want int64, fn func() error) (<-chan error, error) {
-	ctx := context.Background()
-	if key != "" {
-		ctx = store.WithLockKey(ctx, key)
-	}
 	done := make(chan error, 1)
 	go func() {
-		done <- e.c.Write(ctx, func(context.Context, store.Querier) error { return fn() })
+		done <- e.c.Write(context.Background(), store.WriteOptions{LockKey: key}, func(context.Context, store.Querier) error { return fn() })
 	}()
 	for deadline := time.Now().Add(5 * time.Second); e.c.Waiting() != want; {
 		if time.Now().After(deadline) {
@@ -89,13 +85,9 @@ func (e *engine) queue(key string, want int64, fn func() error) (<-chan error, e
 func (e *engine) holding(t *testing.T, key string) (release func(), done <-chan error) {
 	t.Helper()
 	started, stop := make(chan struct{}), make(chan struct{})
-	ctx := context.Background()
-	if key != "" {
-		ctx = store.WithLockKey(ctx, key)
-	}
 	d := make(chan error, 1)
 	go func() {
-		d <- e.c.Write(ctx, func(context.Context, store.Querier) error { close(started); <-stop; return nil })
+		d <- e.c.Write(context.Background(), store.WriteOptions{LockKey: key}, func(context.Context, store.Querier) error { close(started); <-stop; return nil })
 	}()
 	<-started
 	release = sync.OnceFunc(func() { close(stop) })
@@ -204,7 +196,7 @@ func TestCommitter(t *testing.T) {
 		release, held := e.holding(t, "p1")
 		other := make(chan error, 1)
 		go func() {
-			other <- e.c.Write(store.WithLockKey(context.Background(), "p2"), func(context.Context, store.Querier) error { return nil })
+			other <- e.c.Write(context.Background(), store.WriteOptions{LockKey: "p2"}, func(context.Context, store.Querier) error { return nil })
 		}()
 		select {
 		case err := <-other:
@@ -234,7 +226,7 @@ func TestCommitter(t *testing.T) {
 		if n := e.c.Waiting(); n != 1 {
 			t.Fatalf("%d writes waiting, want the third without a key", n)
 		}
-		if err := e.c.Write(store.WithLockKey(context.Background(), "k"), func(context.Context, store.Querier) error { return nil }); err != nil {
+		if err := e.c.Write(context.Background(), store.WriteOptions{LockKey: "k"}, func(context.Context, store.Querier) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if n := e.c.Waiting(); n != 1 {
@@ -252,7 +244,7 @@ func TestCommitter(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 200 {
 			wg.Go(func() {
-				err := e.c.Write(store.WithLockKey(context.Background(), "hot"), func(context.Context, store.Querier) error {
+				err := e.c.Write(context.Background(), store.WriteOptions{LockKey: "hot"}, func(context.Context, store.Querier) error {
 					n := running.Add(1)
 					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 					}
@@ -278,7 +270,7 @@ func TestCommitter(t *testing.T) {
 		ran := false
 		done := make(chan error, 1)
 		go func() {
-			done <- e.c.Write(ctx, func(context.Context, store.Querier) error { ran = true; return nil })
+			done <- e.c.Write(ctx, store.WriteOptions{}, func(context.Context, store.Querier) error { ran = true; return nil })
 		}()
 		for e.c.Waiting() != 1 {
 			time.Sleep(time.Millisecond)
@@ -311,7 +303,7 @@ func TestCommitter(t *testing.T) {
 		release()
 		wait(t, held)
 		<-stopped
-		if err := e.c.Write(context.Background(), func(context.Context, store.Querier) error { return nil }); !errors.Is(err, store.ErrClosed) {
+		if err := e.c.Write(context.Background(), store.WriteOptions{}, func(context.Context, store.Querier) error { return nil }); !errors.Is(err, store.ErrClosed) {
 			t.Errorf("write after Stop: %v, want store.ErrClosed", err)
 		}
 	})
@@ -323,7 +315,7 @@ func TestCommitter(t *testing.T) {
 				t.Errorf("recovered %v, want the operation's panic", p)
 			}
 		}()
-		_ = e.c.Write(context.Background(), func(context.Context, store.Querier) error { panic("boom") })
+		_ = e.c.Write(context.Background(), store.WriteOptions{}, func(context.Context, store.Querier) error { panic("boom") })
 	})
 }
 

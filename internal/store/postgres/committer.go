@@ -47,8 +47,8 @@ const (
 // Write runs fn as one write operation of its batch's transaction: kept whole (fn returned
 // nil) or undone whole (fn returned an error or panicked), and committed when Write
 // returns nil. fn may run more than once: when the batch is run again.
-func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	return st.commit.Write(ctx, fn)
+func (st *Store) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
+	return st.commit.Write(ctx, opts, fn)
 }
 
 // runBatch runs batch in one transaction and returns each operation's result.

@@ -57,7 +57,7 @@ func TestNoNamedStatements(t *testing.T) {
 			defer st.Close()
 
 			const keyID = "5eedfeed5eedfeed"
-			if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+			if err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 				if err := q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: "v1:" + keyID + ":c2VhbGVk",
 					AddedAt: "2026-01-01T00:00:00.000000Z"}); err != nil {
 					return err

@@ -59,8 +59,8 @@ type setupStore struct {
 }
 
 // Write runs fn as Store.Write does, after taking the set-up lock in its transaction.
-func (s setupStore) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-	return s.Store.Write(ctx, func(ctx context.Context, q store.Querier) error {
+func (s setupStore) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
+	return s.Store.Write(ctx, opts, func(ctx context.Context, q store.Querier) error {
 		if err := lockSetup(ctx, q, s.key); err != nil {
 			return err
 		}

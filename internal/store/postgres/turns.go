@@ -27,14 +27,12 @@ import (
 // result and goes on to its next statement. The transaction's BEGIN rides in the first
 // round, and its COMMIT in the last, with the batch's events and idempotency records.
 //
-// Which statements may share a round (store.WithInterleaving): an operation marked as
-// interleavable runs beside the other marked operations of other keys; one unmarked runs
-// alone, as it would one by one: no statement of another operation runs between its first
-// and its end. Operations keep the batch's order wherever they could conflict. An
-// operation that says a statement is its last (store.Last) lets those it holds back
-// follow it in that statement's round, behind it: they run after its end, as they would a
-// round trip later; should it run another statement after all, the batch fails, to be run
-// again one by one.
+// Which statements may share a round (store.WriteOptions.Interleave): an operation
+// marked as interleavable runs beside the other marked operations of other keys; one
+// unmarked runs alone, as it would one by one: no statement of another operation runs
+// between its first and its end. Operations keep the batch's order wherever they could
+// conflict: one held back by another sends its first statement in the round after the
+// other's last.
 //
 // An operation that reaches CreateUserRows waits there while the others go on. Once
 // nothing else is left to send, the users they create are written together, one
@@ -88,11 +86,6 @@ type turn struct {
 	sql  string
 	args []any
 	pre  []statement
-	// last: its queued statement is the last it runs (store.Last), and inRound: that
-	// statement is in the round being made, so the writes it holds back may follow it
-	// there. afterLast: it went on to a statement after its last, which fails the batch's
-	// run (to be run again one by one).
-	last, inRound, afterLast bool
 	// what it creates (parked) and the answer it gets
 	rows store.NewUserRows
 	row  queries.User
@@ -117,10 +110,6 @@ var errAbandoned = errors.New("payments: the batch failed while this write waite
 // roundSent, for tests, is called with each round before it is sent.
 var roundSent atomic.Pointer[func(*pgx.Batch)]
 
-// errAfterLast is what a statement returns that an operation runs after the one it said
-// was its last (store.Last): the writes behind it may have run meanwhile.
-var errAfterLast = errors.New("payments: a write ran a statement after its last")
-
 // turnDB is an operation's connection when its batch runs in turns: each statement is
 // queued for the next round, and its result read from that round's.
 type turnDB struct {
@@ -129,17 +118,13 @@ type turnDB struct {
 }
 
 // queue queues the statement and hands the turn back until the statement's round is
-// being read; an error is the abandoned batch's, or errAfterLast.
-func (d turnDB) queue(ctx context.Context, sql string, args []any) error {
+// being read; an error is the abandoned batch's.
+func (d turnDB) queue(_ context.Context, sql string, args []any) error {
 	if d.t.failed != nil {
 		return d.t.failed
 	}
 	op := &d.t.ops[d.i]
-	if op.last {
-		op.afterLast = true
-		return errAfterLast
-	}
-	op.state, op.sql, op.args, op.last = queued, sql, args, store.IsLast(ctx)
+	op.state, op.sql, op.args = queued, sql, args
 	d.t.yield <- d.i
 	<-op.resume
 	return d.t.failed
@@ -239,8 +224,7 @@ func (q turnQuerier) DeleteExpiredIdempotencyKey(_ context.Context, p queries.De
 }
 
 // DeleteExpiredIdempotencyRecords keeps the purge for the batch's end, where it runs once
-// (the latest time any operation asked for): it is no statement of the operation, which
-// may have run its last (store.Last).
+// (the latest time any operation asked for), beside the records.
 func (q turnQuerier) DeleteExpiredIdempotencyRecords(_ context.Context, notAfter string) (int64, error) {
 	q.b.purge = max(q.b.purge, notAfter)
 	return 0, nil
@@ -271,12 +255,11 @@ func (t *turns) hand(i int) {
 }
 
 // blocks reports whether operation j, earlier in the batch than i, keeps i from going on:
-// it has started or may start, has not ended, does not wait at CreateUserRows and has not
-// put its last statement in the round being made (i's statement then goes behind it),
-// and the two may conflict.
+// it has started or may start, has not ended, does not wait at CreateUserRows, and the
+// two may conflict.
 func (t *turns) blocks(j, i int) bool {
 	a, b := &t.ops[j], &t.ops[i]
-	if a.state == ended || a.state == parked || a.inRound && a.last {
+	if a.state == ended || a.state == parked {
 		return false
 	}
 	return !a.interleaves || !b.interleaves || a.key != "" && a.key == b.key
@@ -320,11 +303,9 @@ func (st *Store) runTurns(ctx context.Context, conn *pgx.Conn, b *pgBatch) (kept
 	}
 	// The first round begins the transaction.
 	if err := t.rounds(conn, b, []string{"BEGIN"}, nil); err != nil {
-		if errors.Is(err, errOpFailed) && len(b.Ops) == 1 && !t.ops[0].abandoned && !t.ops[0].afterLast {
+		if errors.Is(err, errOpFailed) && len(b.Ops) == 1 && !t.ops[0].abandoned {
 			// A batch of one that failed by itself: its failure is its result, and
-			// nothing is kept. One that ran a statement after its last did not fail:
-			// the device did, and the batch runs again one by one, where a write may
-			// run any statement (errOpFailed).
+			// nothing is kept.
 			b.Results[0] = t.ops[0].result
 			return 0, false, nil
 		}
@@ -403,7 +384,6 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 		waiting := false // an operation is parked at CreateUserRows
 		for i := range t.ops {
 			op := &t.ops[i]
-			op.inRound = false // of the round before (free(i) reads only those before i)
 			if op.state == ended || !t.free(i) {
 				waiting = waiting || op.state == parked
 				continue
@@ -427,7 +407,6 @@ func (t *turns) rounds(conn *pgx.Conn, b *pgBatch, first, last []string) (err er
 					batch.Queue(p.sql, p.args...)
 				}
 				batch.Queue(op.sql, op.args...)
-				op.inRound = true
 				sent = append(sent, i)
 			case parked:
 				waiting = true
@@ -540,14 +519,11 @@ func (t *turns) send(ctx context.Context, conn *pgx.Conn, batch *pgx.Batch, firs
 }
 
 // check returns the error that ends the rounds when operation i has ended without
-// success, or ran a statement after its last: the database's when it aborted the
+// success: the database's when it aborted the
 // transaction to break a deadlock or a serialization failure (the batch is run again
 // whole), else errOpFailed.
 func (t *turns) check(i int) error {
 	op := &t.ops[i]
-	if op.afterLast {
-		return errOpFailed
-	}
 	if op.state != ended || op.result.OK() {
 		return nil
 	}

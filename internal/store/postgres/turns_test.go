@@ -16,22 +16,20 @@ import (
 	"github.com/platform-payments/payments/internal/store/postgres"
 )
 
-// A batch's operations run in rounds: writes marked with store.WithInterleaving share
+// A batch's operations run in rounds: writes marked Interleave (store.WriteOptions) share
 // rounds with those of other keys (their statements go to the server together), writes
-// of one key, or unmarked, run one after another, the next sent behind the last statement
-// (store.Last) of the one before; a write that fails is undone alone, and so is one that
-// runs a statement after its last. Each write here runs two statements and notes when
-// each has answered; rounds counts the rounds that carry them.
+// of one key, or unmarked, run one after another, the next sent in the round after the
+// last of the one before; a write that fails is undone alone. Each write here runs two
+// statements and notes when each has answered; rounds counts the rounds that carry them.
 func TestTurns(t *testing.T) {
 	if !pgtest.Enabled() {
 		t.Skipf("$%s is not set: needs PostgreSQL", pgtest.Env)
 	}
 	type write struct {
 		name string
-		mark bool   // store.WithInterleaving
-		key  string // its key
+		mark bool   // Interleave
+		key  string // its InterleaveKey
 		fail bool   // fails after its first statement
-		last int    // which of its statements it says is its last (store.Last), if any
 	}
 	for _, tt := range []struct {
 		name   string
@@ -40,30 +38,18 @@ func TestTurns(t *testing.T) {
 		skip   int    // the notes of a first run that failed, which do not count
 		rounds int    // the rounds of the batch's first run that carry its writes' statements
 	}{
-		{"OKOtherKeysShareRounds", []write{{"a", true, "x", false, 0}, {"b", true, "y", false, 0}, {"c", true, "", false, 0}},
+		{"OKOtherKeysShareRounds", []write{{"a", true, "x", false}, {"b", true, "y", false}, {"c", true, "", false}},
 			"a1 b1 c1 a2 b2 c2", 0, 2},
-		{"OKOneKeyOneAfterAnother", []write{{"a", true, "x", false, 0}, {"b", true, "x", false, 0}, {"c", true, "y", false, 0}},
+		{"OKOneKeyOneAfterAnother", []write{{"a", true, "x", false}, {"b", true, "x", false}, {"c", true, "y", false}},
 			"a1 c1 a2 c2 b1 b2", 0, 4},
-		{"OKUnmarkedAlone", []write{{"a", true, "x", false, 0}, {"u", false, "", false, 0}, {"b", true, "y", false, 0}},
+		{"OKUnmarkedAlone", []write{{"a", true, "x", false}, {"u", false, "", false}, {"b", true, "y", false}},
 			"a1 a2 u1 u2 b1 b2", 0, 6},
-		{"OKAlone", []write{{"u", false, "", false, 0}, {"v", false, "", false, 0}},
+		{"OKAlone", []write{{"u", false, "", false}, {"v", false, "", false}},
 			"u1 u2 v1 v2", 0, 4},
-		// A write's last statement and the next write of its key share a round: a2 b1,
-		// b2 c1 (6 rounds without).
-		{"OKOneKeyBehindTheLast", []write{{"a", true, "x", false, 2}, {"b", true, "x", false, 2}, {"c", true, "x", false, 0}},
-			"a1 a2 b1 b2 c1 c2", 0, 4},
-		// So do an unmarked write's last and the next write, whichever: u2 v1, v2 a1.
-		{"OKAloneBehindTheLast", []write{{"u", false, "", false, 2}, {"v", false, "", false, 2}, {"a", true, "x", false, 0}},
-			"u1 u2 v1 v2 a1 a2", 0, 4},
 		// The batch is run again one by one, with a savepoint each: the failing write
 		// is undone alone, and its notes are those of the second run.
-		{"ErrFailsAlone", []write{{"a", true, "x", false, 0}, {"f", true, "y", true, 0}, {"b", true, "z", false, 0}},
+		{"ErrFailsAlone", []write{{"a", true, "x", false}, {"f", true, "y", true}, {"b", true, "z", false}},
 			"a1 a2 f1 b1 b2", 2, 1}, // a1 f1 of the first run, which ended when f failed
-		// A write that runs a statement after the one it said was its last fails the
-		// batch's first run (b1 went behind a1 there, its answer never read); run again
-		// one by one, it succeeds.
-		{"ErrStatementAfterLast", []write{{"a", true, "x", false, 1}, {"b", true, "x", false, 0}},
-			"a1 a2 b1 b2", 1, 1}, // a1 of the first run
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -86,7 +72,7 @@ func TestTurns(t *testing.T) {
 			started, release := make(chan struct{}), make(chan struct{})
 			held := make(chan error, 1)
 			go func() {
-				held <- st.Write(ctx, func(context.Context, store.Querier) error {
+				held <- st.Write(ctx, store.WriteOptions{}, func(context.Context, store.Querier) error {
 					close(started)
 					<-release
 					return nil
@@ -103,28 +89,18 @@ func TestTurns(t *testing.T) {
 			}
 			done := make([]chan error, len(tt.writes))
 			for i, w := range tt.writes {
-				wctx := ctx
-				if w.mark {
-					wctx = store.WithInterleaving(ctx, w.key)
-				}
+				opts := store.WriteOptions{Interleave: w.mark, InterleaveKey: w.key}
 				done[i] = make(chan error, 1)
-				// statement is the context of the write's statement n.
-				statement := func(ctx context.Context, n int) context.Context {
-					if w.last == n {
-						return store.Last(ctx)
-					}
-					return ctx
-				}
 				go func() {
-					done[i] <- st.Write(wctx, func(ctx context.Context, q store.Querier) error {
-						if _, err := q.CountPlatforms(statement(ctx, 1), "sandbox"); err != nil {
+					done[i] <- st.Write(ctx, opts, func(ctx context.Context, q store.Querier) error {
+						if _, err := q.CountPlatforms(ctx, "sandbox"); err != nil {
 							return err
 						}
 						note(w.name + "1")
 						if w.fail {
 							return errFails
 						}
-						if _, err := q.CountPlatforms(statement(ctx, 2), "sandbox"); err != nil {
+						if _, err := q.CountPlatforms(ctx, "sandbox"); err != nil {
 							return err
 						}
 						note(w.name + "2")

@@ -142,11 +142,11 @@ func (st *Store) stopCommitter() {
 // caller that gives up while its operation runs must not interrupt the statements of the
 // batch's other operations. A ctx done before the operation's turn drops the operation
 // (Write returns ctx.Err()). fn must not call Write.
-func (st *Store) Write(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+func (st *Store) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
 	if st.commit.queue == nil {
 		return store.ErrClosed
 	}
-	return st.commit.queue.Write(ctx, fn)
+	return st.commit.queue.Write(ctx, opts, fn)
 }
 
 // A savepoint costs more than its two statements: SQLite copies every page an operation

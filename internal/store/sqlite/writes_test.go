@@ -47,7 +47,7 @@ func TestCreateUserRows(t *testing.T) {
 	ctx := context.Background()
 	st, path := openStore(t)
 	platforms := []string{uuid.NewString(), uuid.NewString()}
-	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+	if err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		for _, id := range platforms {
 			if err := q.CreatePlatform(ctx, queries.CreatePlatformParams{
 				ID: id, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
@@ -99,7 +99,7 @@ func TestCreateUserRows(t *testing.T) {
 			case i%2 == 0:
 				email = str(fmt.Sprintf("user%d@example.com", i))
 			}
-			errs[i] = st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+			errs[i] = st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 				var err error
 				given[i] = rows(platformID, i, email)
 				got[i], err = q.CreateUserRows(ctx, given[i])
@@ -192,7 +192,7 @@ func TestBatchRunAgainWithSavepoints(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
 		held := make(chan error, 1)
 		go func() {
-			held <- st.Write(ctx, func(context.Context, store.Querier) error { close(started); <-release; return nil })
+			held <- st.Write(ctx, store.WriteOptions{}, func(context.Context, store.Querier) error { close(started); <-release; return nil })
 		}()
 		<-started // the holder's batch runs: what is queued now waits for the next
 		errs, runs = make([]error, len(names)), make([]int, len(names))
@@ -206,7 +206,7 @@ func TestBatchRunAgainWithSavepoints(t *testing.T) {
 						errs[i] = fmt.Errorf("panicked: %v", p)
 					}
 				}()
-				errs[i] = st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+				errs[i] = st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 					runs[i]++
 					if err := q.CreatePlatform(ctx, queries.CreatePlatformParams{
 						ID: name + "-" + uuid.NewString(), Name: name, Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
@@ -292,7 +292,7 @@ func inOneBatch(t *testing.T, st *sqlite.Store, fns ...func(ctx context.Context,
 	started, release := make(chan struct{}), make(chan struct{})
 	held := make(chan error, 1)
 	go func() {
-		held <- st.Write(ctx, func(context.Context, store.Querier) error { close(started); <-release; return nil })
+		held <- st.Write(ctx, store.WriteOptions{}, func(context.Context, store.Querier) error { close(started); <-release; return nil })
 	}()
 	<-started // the holder's batch runs: what is queued now waits for the next
 	errs := make([]error, len(fns))
@@ -306,7 +306,7 @@ func inOneBatch(t *testing.T, st *sqlite.Store, fns ...func(ctx context.Context,
 					errs[i] = fmt.Errorf("panicked: %v", p)
 				}
 			}()
-			errs[i] = st.Write(ctx, fn)
+			errs[i] = st.Write(ctx, store.WriteOptions{}, fn)
 		}()
 		for st.WritesWaiting() != int64(i+1) {
 			time.Sleep(time.Millisecond) // queued in order
@@ -327,7 +327,7 @@ func TestCreateUserRowsKnownCounts(t *testing.T) {
 	ctx := context.Background()
 	st, _ := openStore(t)
 	platformID := uuid.NewString()
-	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+	if err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{
 			ID: platformID, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: "2024-01-02T03:04:05.000000Z",
 		})
@@ -452,7 +452,7 @@ func TestRecordEventEndpointless(t *testing.T) {
 	st, _ := openStore(t)
 	platformID := uuid.NewString()
 	const at = "2024-01-02T03:04:05.000000Z"
-	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+	if err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		return q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: platformID, Name: "p", Environment: "sandbox", SecretSealed: testSealed, CreatedAt: at})
 	}); err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Conflict", h.testConflict)
 	t.Run("CreateBankAccountTakingDefault", h.testCreateBankAccountTakingDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
-	t.Run("StatementAfterLast", h.testStatementAfterLast)
+	t.Run("InterleavedWrites", h.testInterleavedWrites)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
 
@@ -135,7 +135,7 @@ func holding(st store.Store, fn func(ctx context.Context, q store.Querier) error
 	done := make(chan error, 1)
 	go func() {
 		var once sync.Once
-		done <- st.Write(context.Background(), func(ctx context.Context, q store.Querier) error {
+		done <- st.Write(context.Background(), store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 			err := fn(ctx, q)
 			once.Do(func() { close(held) })
 			if err != nil {
@@ -152,7 +152,7 @@ func holding(st store.Store, fn func(ctx context.Context, q store.Querier) error
 // write runs fn as a write of st and fails t when it fails.
 func write(t *testing.T, st store.Store, fn func(ctx context.Context, q store.Querier) error) {
 	t.Helper()
-	if err := st.Write(context.Background(), fn); err != nil {
+	if err := st.Write(context.Background(), store.WriteOptions{}, fn); err != nil {
 		t.Fatalf("Write: %v", err)
 	}
 }
@@ -243,7 +243,7 @@ func (h *harness) testWrite(t *testing.T) {
 	})
 
 	// CreateUserRows for a platform that does not exist writes nothing.
-	err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+	err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		_, err := q.CreateUserRows(ctx, newUserRows(uuid.NewString(), "nobody@example.com"))
 		return err
 	})
@@ -252,7 +252,7 @@ func (h *harness) testWrite(t *testing.T) {
 	}
 
 	refused := errors.New("refused")
-	err = st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+	err = st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		if _, err := newUser(ctx, q, platformID, "undone@example.com"); err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func (h *harness) testWrite(t *testing.T) {
 				t.Errorf("recovered %v, want the operation's panic", p)
 			}
 		}()
-		_ = st.Write(ctx, func(ctx context.Context, q store.Querier) error { // never returns: panics
+		_ = st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { // never returns: panics
 			if _, err := newUser(ctx, q, platformID, "panicked@example.com"); err != nil {
 				return err
 			}
@@ -282,7 +282,7 @@ func (h *harness) testWrite(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	ran := false
-	if err := st.Write(cancelled, func(ctx context.Context, q store.Querier) error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+	if err := st.Write(cancelled, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
 		t.Errorf("Write with a done context: %v (ran %v), want context.Canceled and not run", err, ran)
 	}
 
@@ -293,7 +293,7 @@ func (h *harness) testWrite(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				errs <- st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+				errs <- st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 					_, err := newUser(ctx, q, platformID, fmt.Sprintf("w%d-%d@example.com", w, i))
 					return err
 				})
@@ -343,7 +343,7 @@ func (h *harness) testWriteRetried(t *testing.T) {
 	var met atomic.Bool
 	var holding [2]atomic.Bool // write i holds its first row
 	run := func(i int, first, second string) error {
-		return st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+		return st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 			attempts.Add(1)
 			if _, err := q.CountNewUser(ctx, first); err != nil {
 				return err
@@ -472,7 +472,7 @@ func (h *harness) testConflict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := st.Write(ctx, tt.op)
+			err := st.Write(ctx, store.WriteOptions{}, tt.op)
 			if err == nil {
 				t.Fatal("Write succeeded, want it refused")
 			}
@@ -533,7 +533,7 @@ func (h *harness) testCreateBankAccountTakingDefault(t *testing.T) {
 	})
 	waited := make(chan error, 1)
 	go func() {
-		waited <- st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+		waited <- st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 			second, err = add(ctx, q, false)
 			return err
 		})
@@ -578,7 +578,7 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 		return err
 	})
 	rename := func(user, name string) (before string, after queries.Payee, err error) {
-		err = st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+		err = st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 			before, after, err = q.RenameUserPayee(ctx, queries.RenamePayeeParams{Name: name, UpdatedAt: new(now()), ID: payeeID, UserID: user})
 			return err
 		})
@@ -619,11 +619,10 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 	}
 }
 
-// A write that runs statements after the one it marked as its last (store.Last) is not
-// refused for it: alone in its batch or beside others, each is kept whole, whatever the
-// engine does with the mark. (An engine that pipelines behind the mark runs the batch
-// again without it; a purge of idempotency records once answered the error instead.)
-func (h *harness) testStatementAfterLast(t *testing.T) {
+// Writes marked Interleave (store.WriteOptions) that run several statements, reading and
+// writing, are each kept whole, alone in a batch or beside others of their key and of
+// none, whatever the engine does with the mark.
+func (h *harness) testInterleavedWrites(t *testing.T) {
 	st, _ := h.open(t)
 	ctx := context.Background()
 	platformID, userID := platformWithUser(t, st, "payer@example.com")
@@ -632,13 +631,16 @@ func (h *harness) testStatementAfterLast(t *testing.T) {
 		_, err := q.CreatePayee(ctx, queries.CreatePayeeParams{ID: payeeID, UserID: userID, Name: "Ada", CreatedAt: now()})
 		return err
 	})
-	// overrun renames the payee, marking that its last statement, then reads the
-	// platform and creates a payee of its own.
-	overrun := func(n int) (created string, err error) {
-		ctx := store.WithInterleaving(ctx, "payee:"+payeeID)
+	// rename renames the payee (every other one of the key "" instead of the payee's),
+	// then reads the platform and creates a payee of its own.
+	rename := func(n int) (created string, err error) {
+		opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee:" + payeeID}
+		if n%2 == 1 {
+			opts.InterleaveKey = ""
+		}
 		created = uuid.NewString()
-		return created, st.Write(ctx, func(ctx context.Context, q store.Querier) error {
-			if _, _, err := q.RenameUserPayee(store.Last(ctx), queries.RenamePayeeParams{
+		return created, st.Write(ctx, opts, func(ctx context.Context, q store.Querier) error {
+			if _, _, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{
 				Name: fmt.Sprint("Name ", n), UpdatedAt: new(now()), ID: payeeID, UserID: userID}); err != nil {
 				return err
 			}
@@ -655,7 +657,7 @@ func (h *harness) testStatementAfterLast(t *testing.T) {
 			t.Errorf("payee %s of an acknowledged write: %v", id, err)
 		}
 	}
-	created, err := overrun(0)
+	created, err := rename(0)
 	if err != nil {
 		t.Fatalf("alone: %v", err)
 	}
@@ -668,7 +670,7 @@ func (h *harness) testStatementAfterLast(t *testing.T) {
 	outcomes := make(chan outcome, writers)
 	for n := 1; n <= writers; n++ {
 		go func() {
-			created, err := overrun(n)
+			created, err := rename(n)
 			outcomes <- outcome{created, err}
 		}()
 	}
@@ -704,7 +706,7 @@ func (h *harness) testCloseUnderLoad(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := 0; ; i++ {
-				err := st.Write(ctx, func(ctx context.Context, q store.Querier) error {
+				err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 					_, err := newUser(ctx, q, platformID, fmt.Sprintf("c%d-%d@example.com", w, i))
 					return err
 				})
@@ -736,7 +738,7 @@ func (h *harness) testCloseUnderLoad(t *testing.T) {
 	for err := range failures {
 		t.Errorf("a write during Close failed with %v, want nil or ErrClosed", err)
 	}
-	if err := st.Write(ctx, func(ctx context.Context, q store.Querier) error { return nil }); !errors.Is(err, store.ErrClosed) {
+	if err := st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { return nil }); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Write after Close: %v, want ErrClosed", err)
 	}
 	if err := st.Close(); err != nil {

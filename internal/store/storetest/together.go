@@ -26,7 +26,7 @@ func (h *harness) testOpenTogether(t *testing.T) {
 	for i := range stores {
 		cfg := config()
 		cfg.Opened = func(ctx context.Context, st store.Store) error {
-			return st.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			return st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 				created[i] = 0
 				if current, err := q.CurrentRuleSet(ctx); err != nil || current > 0 {
 					return err
