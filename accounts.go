@@ -100,10 +100,9 @@ func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uui
 	}
 	params := s.bankAccountParams(in)
 	var account BankAccount
-	// The user's row is locked first for the default-account rule, and the accounts of
-	// one user are added one after another; those of others may be added beside them.
-	user := "user:" + canonicalID(in.UserID)
-	opts := store.WriteOptions{LockKey: user, Interleave: true, InterleaveKey: user}
+	// The user's row is locked first for the default-account rule: the accounts of one
+	// user gather in one batch, which takes the lock once.
+	opts := store.WriteOptions{LockKey: "user:" + canonicalID(in.UserID)}
 	var read userRead
 	err := s.writeRemembering(ctx, opts, a, func() any { return account }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, in.UserID, &read)

@@ -105,8 +105,7 @@ func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UU
 	}
 	cardID := uuid.MustParse(in.CardID)
 	deleted := DeletedCard{CardID: cardID, Deleted: true}
-	// One statement changes the card: deletes of others may run beside it.
-	opts := store.WriteOptions{Interleave: true, InterleaveKey: "card:" + cardID.String()}
+	opts := store.WriteOptions{} // one statement changes the card: it locks nothing first
 	var read userRead
 	err := s.writeRemembering(ctx, opts, a, func() any { return deleted }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)

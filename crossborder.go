@@ -120,9 +120,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		CreatedAt:     now,
 		UpdatedAt:     now,
 	}
-	// A new bank is a new row; what the write reads first (the country's rules, the user,
-	// the payee) no interleaved write changes.
-	opts := store.WriteOptions{Interleave: true}
+	opts := store.WriteOptions{} // a new bank is a new row: it locks nothing first
 	var read userRead
 	err = s.writeRemembering(ctx, opts, a, func() any { return b }, func(ctx context.Context, q store.Querier) error {
 		country, err := q.GetRuleCountry(ctx, in.Country)
@@ -204,8 +202,7 @@ func (s *Service) deletePayeeBank(ctx context.Context, a *attempt, platformID uu
 	if _, err := s.validate("payee_banks_delete", map[string]string{"user_id": userID, "bank_uuid": bankID}, nil, nil); err != nil {
 		return err
 	}
-	// One statement changes the bank: deletes of others may run beside it.
-	opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee bank:" + canonicalID(bankID)}
+	opts := store.WriteOptions{} // one statement changes the bank: it locks nothing first
 	var read userRead
 	err := s.writeRemembering(ctx, opts, a, func() any { return nil }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)

@@ -243,6 +243,20 @@ func (s *Service) writeRemembering(ctx context.Context, opts store.WriteOptions,
 	})
 }
 
+// createUserRemembering is writeRemembering for a write that creates a user first
+// (store.Store.CreateUser): fn runs with the user as stored.
+func (s *Service) createUserRemembering(ctx context.Context, opts store.WriteOptions, u func() store.NewUserRows, a *attempt, result func() any, fn func(ctx context.Context, q store.Querier, user queries.User) error) error {
+	if s.readOnly {
+		return errReadOnly
+	}
+	return s.written(s.store.CreateUser(ctx, opts, u, func(ctx context.Context, q store.Querier, user queries.User) error {
+		if err := fn(ctx, q, user); err != nil || a == nil {
+			return err
+		}
+		return a.store(ctx, s, q, result(), nil)
+	}))
+}
+
 // outcome is what a record keeps of an answer that may hold what the answer held (names,
 // a payee bank's full account number): stored sealed under the data key.
 type outcome struct {

@@ -79,8 +79,7 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 		CreatedAt:        formatTime(s.Now()),
 	}
 	var p Payee
-	// A new payee is a new row alone: its write may run beside any other.
-	opts := store.WriteOptions{Interleave: true}
+	opts := store.WriteOptions{} // a new payee is a new row alone
 	err = s.writeRemembering(ctx, opts, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		row, err := q.CreatePayee(ctx, params)
 		if err != nil {
@@ -115,9 +114,9 @@ func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.U
 		return Payee{}, err
 	}
 	var p Payee
-	// The event says what changed from the name read first: renames of one payee run one
-	// after another, beside the writes of others.
-	opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee:" + canonicalID(in.PayeeID)}
+	// The event says what changed from the name read with the payee's row locked
+	// (RenameUserPayee): renames of one payee run one after another.
+	opts := store.WriteOptions{}
 	var read userRead
 	err := s.writeRemembering(ctx, opts, a, func() any { return p }, func(ctx context.Context, q store.Querier) error {
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)

@@ -297,7 +297,12 @@ func (s *Service) write(ctx context.Context, opts store.WriteOptions, fn func(ct
 	if s.readOnly {
 		return errReadOnly
 	}
-	err := s.store.Write(ctx, opts, fn)
+	return s.written(s.store.Write(ctx, opts, fn))
+}
+
+// written is what a write returns once the store has run it: a write that made
+// deliveries due wakes the dispatcher, and a database out of reach is CodeUnavailable.
+func (s *Service) written(err error) error {
 	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
 		select {
 		case s.wake <- struct{}{}:

@@ -95,16 +95,15 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 		emailKey = new(strings.ToLower(*in.Email))
 	}
 	var u User
-	// The platform's creates lock its user count: one batch at a time takes them all.
+	// pw_id is the user's number within the platform, 1, 2, 3...: the platform's user
+	// count, raised as the user is written, which locks the platform's row until the
+	// write commits (the platform's creates share the lock key: one batch at a time takes
+	// them all, and writes them together). The clock is read when the user's turn comes,
+	// and the store times the user no earlier than the one before, so that creation times
+	// follow the creation order List Users pages by, however many instances create users.
 	opts := store.WriteOptions{LockKey: platformScope(platformID)}
-	err = s.writeRemembering(ctx, opts, a, func() any { return u }, func(ctx context.Context, q store.Querier) error {
-		// pw_id is the user's number within the platform, 1, 2, 3...: the platform's
-		// user count, raised by CreateUserRows, which locks the platform's row until the
-		// write commits. The clock is read here, and CreateUserRows times the user no
-		// earlier than the one before, so that creation times follow the creation order
-		// List Users pages by, however many instances create users.
-		created := formatTime(s.Now())
-		row, err := q.CreateUserRows(ctx, store.NewUserRows{
+	rows := func() store.NewUserRows {
+		return store.NewUserRows{
 			User: queries.CreateUserParams{
 				ID:               id,
 				PlatformID:       platformID.String(),
@@ -113,7 +112,7 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 				EmailKey:         emailKey,
 				PhoneCountryCode: in.PhoneCountryCode,
 				Phone:            in.Phone,
-				CreatedAt:        created,
+				CreatedAt:        formatTime(s.Now()),
 			},
 			Wallet: queries.CreateWalletParams{ID: s.newID().String(), Currency: defaultCurrency},
 			Settings: queries.CreateUserSettingsParams{
@@ -123,17 +122,16 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 				NotificationsEnabled: 1,
 				TwoFactorEnabled:     0,
 			},
-		})
-		if err != nil {
-			return notFound(s.storeError(err), "Platform not found.")
 		}
+	}
+	err = s.createUserRemembering(ctx, opts, rows, a, func() any { return u }, func(ctx context.Context, q store.Querier, row queries.User) (err error) {
 		if u, err = userFromRow(row); err != nil {
 			return err
 		}
 		return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: id}})
 	})
 	if err != nil {
-		return User{}, err
+		return User{}, notFound(s.storeError(err), "Platform not found.")
 	}
 	return u, nil
 }

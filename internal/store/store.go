@@ -44,10 +44,9 @@ type Querier interface {
 	// u.User.CreatedAt, or, where instances share the database, at the time of the
 	// platform's previous user when that is later: creation times follow pw_id. It
 	// returns sql.ErrNoRows, having written nothing, when the platform does not exist. An
-	// engine where a statement costs a round trip (PostgreSQL) runs it as one statement,
-	// and may run the CreateUserRows of the writes of one batch together, as if each
-	// write were a READ COMMITTED transaction of its own: a write calls it before it
-	// locks anything (a lock does not hold back the other writes of its batch).
+	// engine where a statement costs a round trip (PostgreSQL) runs it as one statement.
+	// The service creates its users through Store.CreateUser, which lets an engine write
+	// the users of one batch together.
 	CreateUserRows(ctx context.Context, u NewUserRows) (queries.User, error)
 	// RenameUserPayee renames a payee of a user (RenamePayee, whose ID and UserID name
 	// it) and returns its name just before, read with the payee's row locked, beside the
@@ -75,9 +74,19 @@ type Store interface {
 	// database aborted to resolve a deadlock or a serialization failure), so it sets
 	// what it captures rather than adding to it. fn must not call Write. After Close,
 	// Write returns ErrClosed. opts says how the write may be scheduled beside others;
-	// the zero WriteOptions, a write that runs alone and locks nothing others lock
-	// first, is always right.
+	// the zero WriteOptions, a write that locks nothing others lock first, is always
+	// right.
 	Write(ctx context.Context, opts WriteOptions, fn func(ctx context.Context, q Querier) error) error
+	// CreateUser is a Write that creates a user first: it writes the rows u makes (as
+	// Querier.CreateUserRows does), then runs fn with the user as stored, both kept or
+	// neither. u is called when the write's turn comes, so that the time it gives the
+	// user is read in the order the users are written (and may be again, when the batch
+	// is). When the platform does not exist it returns sql.ErrNoRows and fn does not run.
+	// An engine where a statement costs a round trip (PostgreSQL) writes the users of one
+	// batch's CreateUser operations together, before their fns run: one counter update
+	// and one insert for each platform's, as if each had been written in a READ COMMITTED
+	// transaction of its own.
+	CreateUser(ctx context.Context, opts WriteOptions, u func() NewUserRows, fn func(ctx context.Context, q Querier, user queries.User) error) error
 	// Read runs fn in one read-only transaction: one snapshot.
 	Read(ctx context.Context, fn func(q Querier) error) error
 	// Reads returns statements that run outside any transaction, each on its own
@@ -190,9 +199,8 @@ type Stats struct {
 	CommitBatches []int64
 }
 
-// WriteOptions says how a write operation may be scheduled beside others: what it locks
-// first that many others lock too, and whether its statements may run among theirs. The
-// zero value is a write that runs alone and locks nothing others lock first.
+// WriteOptions says how a write operation may be scheduled beside others. The zero value
+// is a write that locks nothing first that many others lock too.
 type WriteOptions struct {
 	// LockKey names what the write locks first that many others lock too (a platform's
 	// user count, a user's row), or is empty. A group-committing engine that runs batches
@@ -200,17 +208,6 @@ type WriteOptions struct {
 	// which takes the lock once), and puts the writes of one key at most in a batch, so
 	// that batches of other keys never wait for it.
 	LockKey string
-	// Interleave marks a write that an engine whose statements cost a round trip
-	// (PostgreSQL) may run interleaved, statement by statement, with the other marked
-	// writes of its transaction, so that one round trip carries a statement of each. A
-	// write so marked reads nothing that a marked write of another InterleaveKey
-	// changes, so that its outcome does not depend on where its statements fall among
-	// theirs. An unmarked write runs alone: no statement of another write runs between
-	// its first and its end (but for a write waiting at CreateUserRows).
-	Interleave bool
-	// InterleaveKey: marked writes of one non-empty key run one after another; an empty
-	// key conflicts with none.
-	InterleaveKey string
 }
 
 // MaxBatch bounds the write operations of one transaction of a group-committing engine,

@@ -16,38 +16,72 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Op is one write operation waiting for, or in, its batch.
 type Op struct {
-	ctx   context.Context
-	fn    func(ctx context.Context, q store.Querier) error
-	opts  store.WriteOptions
+	ctx  context.Context
+	fn   func(ctx context.Context, q store.Querier) error
+	opts store.WriteOptions
+	// user and then are a CreateUser operation's (fn is nil): what makes the rows of the
+	// user it writes first, and what it does with the user as stored.
+	user  func() store.NewUserRows
+	then  func(ctx context.Context, q store.Querier, user queries.User) error
 	done  chan Result // buffered: the committer never waits for the caller
 	taken bool        // in a batch (guarded by the committer's mu)
 }
 
+// Creates reports whether the operation is a CreateUser operation.
+func (op *Op) Creates() bool { return op.user != nil }
+
+// NewUser makes the rows of the user a CreateUser operation writes first: when its turn
+// comes, so that the time they carry is read then.
+func (op *Op) NewUser() store.NewUserRows { return op.user() }
+
 // Key is the operation's lock key (store.WriteOptions.LockKey).
 func (op *Op) Key() string { return op.opts.LockKey }
-
-// Interleaving is the operation's store.WriteOptions.InterleaveKey, and whether it may
-// run interleaved with others (Interleave).
-func (op *Op) Interleaving() (key string, ok bool) { return op.opts.InterleaveKey, op.opts.Interleave }
 
 // GivenUp returns the error of the operation's context when its caller gave up before
 // the operation ran: an operation given up before its turn is never run.
 func (op *Op) GivenUp() error { return op.ctx.Err() }
 
-// Run runs the operation's fn with q, with a context carrying the caller's values but not
-// its cancellation: a caller that gives up while its operation runs must not interrupt
-// the statements of its batch. A panic becomes the result.
-func (op *Op) Run(q store.Querier) (r Result) {
+// Run runs the operation with q (a CreateUser operation writes its user with
+// q.CreateUserRows first), with a context carrying the caller's values but not its
+// cancellation: a caller that gives up while its operation runs must not interrupt the
+// statements of its batch. A panic becomes the result.
+func (op *Op) Run(q store.Querier) Result {
+	if op.user == nil {
+		return op.run(func(ctx context.Context) error { return op.fn(ctx, q) })
+	}
+	return op.run(func(ctx context.Context) error {
+		user, err := q.CreateUserRows(ctx, op.user())
+		if err != nil {
+			return err
+		}
+		return op.then(ctx, q, user)
+	})
+}
+
+// RunCreated runs a CreateUser operation whose user the engine has written already, as
+// Run would have: created is the user as stored, or err what writing it returned.
+func (op *Op) RunCreated(q store.Querier, created queries.User, err error) Result {
+	return op.run(func(ctx context.Context) error {
+		if err != nil {
+			return err
+		}
+		return op.then(ctx, q, created)
+	})
+}
+
+// run runs f as the operation, its panic as the result.
+func (op *Op) run(f func(ctx context.Context) error) (r Result) {
 	defer func() {
 		if p := recover(); p != nil { // panic(nil) too, since Go 1.21
 			r = Result{Panicked: true, Panic: p}
 		}
 	}()
-	return Result{Err: op.fn(context.WithoutCancel(op.ctx), q)}
+	return Result{Err: f(context.WithoutCancel(op.ctx))}
 }
 
 // Result is what became of a write operation: its error, or the value its fn panicked
@@ -64,16 +98,15 @@ func (r Result) OK() bool { return r.Err == nil && !r.Panicked }
 
 // Committer gathers write operations into batches and runs each with its engine's
 // function, on one or more runners at once. Runners never run at once two operations of
-// one lock key (store.WriteOptions.LockKey): the operations of a key that wait while a batch of it
-// runs gather into the next batch, which one commit covers, rather than each waiting in
-// a batch of its own for the lock the running batch holds. When batches run side by side,
-// a batch carries the operations of one key at most (and any without one), so that it
-// holds one such lock: batches of other keys, here or in another process, never wait for
-// it, and batches never wait for each other in a cycle. At most maxKeyless batches that
-// carry operations without a key run at once, so that such operations gather into few
-// batches (an engine whose batch costs round trips rather than operations, as PostgreSQL
-// sending a round's statements together, runs a big batch in about the time of a small
-// one), one gathering while another commits.
+// one lock key (store.WriteOptions.LockKey): the operations of a key that wait while a
+// batch of it runs gather into the next batch, which one commit covers, rather than each
+// waiting in a batch of its own for the lock the running batch holds. When batches run
+// side by side, a batch carries the operations of one key at most (and any without one),
+// so that it holds one such lock: batches of other keys, here or in another process,
+// never wait for it, and batches never wait for each other in a cycle. At most maxKeyless
+// batches that carry operations without a key run at once, so that such operations
+// gather into few batches, each sharing its commit among more, one gathering while
+// another commits.
 type Committer struct {
 	max, runners int
 	run          func(batch []*Op) []Result
@@ -152,10 +185,21 @@ func (c *Committer) Stop() {
 // batch drops it (Write returns ctx.Err()); once taken it runs to the end, whatever ctx
 // does. After Stop, Write returns store.ErrClosed. opts is the operation's scheduling.
 func (c *Committer) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
+	return c.submit(&Op{ctx: ctx, fn: fn, opts: opts, done: make(chan Result, 1)})
+}
+
+// CreateUser is Write for an operation that writes the user whose rows u makes first,
+// then runs fn with the user as stored (store.Store.CreateUser).
+func (c *Committer) CreateUser(ctx context.Context, opts store.WriteOptions, u func() store.NewUserRows, fn func(ctx context.Context, q store.Querier, user queries.User) error) error {
+	return c.submit(&Op{ctx: ctx, user: u, then: fn, opts: opts, done: make(chan Result, 1)})
+}
+
+// submit queues op and waits for its result (Write).
+func (c *Committer) submit(op *Op) error {
+	ctx := op.ctx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	op := &Op{ctx: ctx, fn: fn, opts: opts, done: make(chan Result, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

@@ -1,9 +1,8 @@
 package postgres
 
-import "github.com/jackc/pgx/v5"
-
-// OnRound makes f see each round a batch run in turns sends, until the test ends.
-func OnRound(t interface{ Cleanup(func()) }, f func(*pgx.Batch)) {
-	roundSent.Store(&f)
-	t.Cleanup(func() { roundSent.Store(nil) })
+// OnRoundTrip makes f see the statements of each round trip a batch's transaction makes,
+// until the test ends.
+func OnRoundTrip(t interface{ Cleanup(func()) }, f func(statements []string)) {
+	sent.Store(&f)
+	t.Cleanup(func() { sent.Store(nil) })
 }

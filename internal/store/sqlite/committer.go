@@ -149,6 +149,15 @@ func (st *Store) Write(ctx context.Context, opts store.WriteOptions, fn func(ctx
 	return st.commit.queue.Write(ctx, opts, fn)
 }
 
+// CreateUser is Write for an operation that creates a user first (store.Store.CreateUser):
+// its CreateUserRows and fn run one after the other in its savepoint.
+func (st *Store) CreateUser(ctx context.Context, opts store.WriteOptions, u func() store.NewUserRows, fn func(ctx context.Context, q store.Querier, user queries.User) error) error {
+	if st.commit.queue == nil {
+		return store.ErrClosed
+	}
+	return st.commit.queue.CreateUser(ctx, opts, u, fn)
+}
+
 // A savepoint costs more than its two statements: SQLite copies every page an operation
 // changes first into the savepoint's journal, the same pages (the tables' and indexes'
 // last leaves) for each operation of a batch, about a tenth of a Create User's time in

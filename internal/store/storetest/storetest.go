@@ -36,7 +36,8 @@ func Exercise(t *testing.T, engine store.Engine, newDSN func(t testing.TB) strin
 	t.Run("Conflict", h.testConflict)
 	t.Run("CreateBankAccountTakingDefault", h.testCreateBankAccountTakingDefault)
 	t.Run("RenameUserPayee", h.testRenameUserPayee)
-	t.Run("InterleavedWrites", h.testInterleavedWrites)
+	t.Run("WritesTogether", h.testWritesTogether)
+	t.Run("CreateUser", h.testCreateUser)
 	t.Run("CloseUnderLoad", h.testCloseUnderLoad)
 }
 
@@ -619,10 +620,9 @@ func (h *harness) testRenameUserPayee(t *testing.T) {
 	}
 }
 
-// Writes marked Interleave (store.WriteOptions) that run several statements, reading and
-// writing, are each kept whole, alone in a batch or beside others of their key and of
-// none, whatever the engine does with the mark.
-func (h *harness) testInterleavedWrites(t *testing.T) {
+// Writes that run several statements, reading and writing, are each kept whole, alone in
+// a batch or beside others.
+func (h *harness) testWritesTogether(t *testing.T) {
 	st, _ := h.open(t)
 	ctx := context.Background()
 	platformID, userID := platformWithUser(t, st, "payer@example.com")
@@ -631,15 +631,10 @@ func (h *harness) testInterleavedWrites(t *testing.T) {
 		_, err := q.CreatePayee(ctx, queries.CreatePayeeParams{ID: payeeID, UserID: userID, Name: "Ada", CreatedAt: now()})
 		return err
 	})
-	// rename renames the payee (every other one of the key "" instead of the payee's),
-	// then reads the platform and creates a payee of its own.
+	// rename renames the payee, then reads the platform and creates a payee of its own.
 	rename := func(n int) (created string, err error) {
-		opts := store.WriteOptions{Interleave: true, InterleaveKey: "payee:" + payeeID}
-		if n%2 == 1 {
-			opts.InterleaveKey = ""
-		}
 		created = uuid.NewString()
-		return created, st.Write(ctx, opts, func(ctx context.Context, q store.Querier) error {
+		return created, st.Write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 			if _, _, err := q.RenameUserPayee(ctx, queries.RenamePayeeParams{
 				Name: fmt.Sprint("Name ", n), UpdatedAt: new(now()), ID: payeeID, UserID: userID}); err != nil {
 				return err
@@ -681,6 +676,100 @@ func (h *harness) testInterleavedWrites(t *testing.T) {
 			continue
 		}
 		kept(o.created)
+	}
+}
+
+// CreateUser writes the user, then runs fn with it, as one write: many at once of one
+// platform are numbered 1..N without a gap, their times following their numbers; a
+// duplicate email fails its own write alone (the database's conflict), a platform that
+// does not exist is sql.ErrNoRows without fn running, and a fn that fails undoes its user,
+// whose number the next user takes.
+func (h *harness) testCreateUser(t *testing.T) {
+	st, _ := h.open(t)
+	ctx := context.Background()
+	platformID, _ := platformWithUser(t, st, "first@example.com") // pw_id 1
+	opts := store.WriteOptions{LockKey: "platform:" + platformID}
+	create := func(platformID, email string, fail error) (queries.User, error) {
+		var got queries.User
+		rows := func() store.NewUserRows { return newUserRows(platformID, email) } // timed at its turn
+		err := st.CreateUser(ctx, opts, rows, func(ctx context.Context, q store.Querier, user queries.User) error {
+			got = user
+			if _, err := q.GetPlatform(ctx, platformID); err != nil { // fn's statements run in the write
+				return err
+			}
+			return fail
+		})
+		return got, err
+	}
+	if u, err := create(platformID, "ada@example.com", nil); err != nil || u.PwID != 2 || u.PlatformID != platformID {
+		t.Fatalf("CreateUser = %+v, %v; want pw_id 2 of the platform", u, err)
+	}
+	errFn := errors.New("fn failed")
+	if _, err := create(platformID, "undone@example.com", errFn); !errors.Is(err, errFn) {
+		t.Fatalf("CreateUser whose fn fails: %v, want its error", err)
+	}
+	ran := false
+	nowhere := func() store.NewUserRows { return newUserRows(uuid.NewString(), "nowhere@example.com") }
+	err := st.CreateUser(ctx, opts, nowhere, func(context.Context, store.Querier, queries.User) error { ran = true; return nil })
+	if !errors.Is(err, sql.ErrNoRows) || ran {
+		t.Fatalf("CreateUser of no platform: %v (fn ran %t), want sql.ErrNoRows and fn not run", err, ran)
+	}
+
+	// Together: 24 users, two of them taking an email another has, one of no platform.
+	const n = 24
+	type outcome struct {
+		email string
+		user  queries.User
+		err   error
+	}
+	outcomes := make(chan outcome, n)
+	for i := range n {
+		go func() {
+			email, platform := fmt.Sprintf("user-%d@example.com", i), platformID
+			switch i {
+			case 7, 15:
+				email = "ada@example.com"
+			case 11:
+				platform = uuid.NewString()
+			}
+			u, err := create(platform, email, nil)
+			outcomes <- outcome{email, u, err}
+		}()
+	}
+	times := map[int64]string{}
+	for range n {
+		o := <-outcomes
+		switch c, _ := st.Conflict(o.err); {
+		case o.email == "ada@example.com":
+			if c != store.UserEmail {
+				t.Errorf("a second ada@example.com: %v, want the UserEmail conflict", o.err)
+			}
+		case errors.Is(o.err, sql.ErrNoRows):
+			if o.user.ID != "" {
+				t.Errorf("CreateUser of no platform ran fn with %+v", o.user)
+			}
+		case o.err != nil:
+			t.Errorf("CreateUser %s: %v", o.email, o.err)
+		default:
+			times[o.user.PwID] = o.user.CreatedAt
+		}
+	}
+	if len(times) != n-3 {
+		t.Fatalf("%d users created together, want %d", len(times), n-3)
+	}
+	last := ""
+	for pw := int64(3); pw < 3+n-3; pw++ { // 1 and 2 before; the undone user's 3 taken again
+		at, ok := times[pw]
+		if !ok {
+			t.Fatalf("no user numbered %d: pw_ids %v", pw, times)
+		}
+		if at < last {
+			t.Errorf("user %d created at %s, before the user before it (%s)", pw, at, last)
+		}
+		last = at
+	}
+	if got := userCount(t, st, platformID); got != 2+n-3 {
+		t.Errorf("user count %d, want %d", got, 2+n-3)
 	}
 }
 

@@ -32,3 +32,13 @@ func (a Adapter) EmitEvents(ctx context.Context, events []EmittedEvent) (int64, 
 	}
 	return a.Q.EmitEvents(ctx, raw)
 }
+
+// EmitEventsStatement returns EmitEvents's statement and arguments, for a caller that
+// sends it with others and reads its answer (the deliveries written) itself.
+func EmitEventsStatement(events []EmittedEvent) (sql string, args []any, err error) {
+	raw, err := json.Marshal(events)
+	if err != nil {
+		return "", nil, err
+	}
+	return emitEvents, []any{raw}, nil
+}
