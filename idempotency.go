@@ -56,9 +56,9 @@ type Idempotency struct {
 	// refused. Empty: a hash of the operation's name and input.
 	Fingerprint []byte
 
-	// Set by each call made with the key (and cleared at its start).
-
-	// Replayed reports whether the outcome is the one an earlier call stored under the key.
+	// Replayed, At and Response are set by each call made with the key (and cleared at
+	// its start). Replayed reports whether the outcome is the one an earlier call stored
+	// under the key.
 	Replayed bool
 	// At is the time of the call whose outcome is stored under the key: this one, or the
 	// earlier one it replays. Zero when the outcome is not stored.
