@@ -87,15 +87,16 @@ func bankAccountFromRow(r queries.BankAccount, number string) (BankAccount, erro
 // the platform's, and CodeConflict when the user already has this routing and account
 // number.
 //
-// Called through Idempotent(idem), it links the account at most once.
-func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	return once(ctx, s, platformScope(platformID), "AddBankAccount", in, func(a *attempt) (BankAccount, error) {
-		return s.addBankAccount(ctx, a, platformID, in)
+// Options: WithKey, with which it links the account at most once, and Validated.
+func (s *Service) AddBankAccount(ctx context.Context, platformID uuid.UUID, in NewBankAccount, opts ...Call) (BankAccount, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "AddBankAccount", in, func(a *attempt) (BankAccount, error) {
+		return s.addBankAccount(ctx, a, c.validated, platformID, in)
 	})
 }
 
-func (s *Service) addBankAccount(ctx context.Context, a *attempt, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
-	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
+func (s *Service) addBankAccount(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, in NewBankAccount) (BankAccount, error) {
+	if _, err := s.validateValue(v, in.requestSchema(), nil, nil, in); err != nil {
 		return BankAccount{}, err
 	}
 	params := s.bankAccountParams(in)

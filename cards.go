@@ -92,15 +92,16 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the card is not the user's or already deleted.
 //
-// Called through Idempotent(idem), a retry answers as the first call did.
-func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	return once(ctx, s, platformScope(platformID), "DeleteCard", []any{userID, in}, func(a *attempt) (DeletedCard, error) {
-		return s.deleteCard(ctx, a, platformID, userID, in)
+// Options: WithKey, with which a retry answers as the first call did, and Validated.
+func (s *Service) DeleteCard(ctx context.Context, platformID uuid.UUID, userID string, in CardDeletion, opts ...Call) (DeletedCard, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "DeleteCard", []any{userID, in}, func(a *attempt) (DeletedCard, error) {
+		return s.deleteCard(ctx, a, c.validated, platformID, userID, in)
 	})
 }
 
-func (s *Service) deleteCard(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
-	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
+func (s *Service) deleteCard(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, userID string, in CardDeletion) (DeletedCard, error) {
+	if _, err := s.validateValue(v, in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return DeletedCard{}, err
 	}
 	cardID := uuid.MustParse(in.CardID)

@@ -255,7 +255,7 @@ func TestGroupCommit(t *testing.T) {
 		keyed := func(key, name string) func() error {
 			return func() error {
 				email := strings.ToLower(name) + "@example.com"
-				_, err := svc.Idempotent(&payments.Idempotency{Key: key}).CreateUser(ctx, p.PlatformID, payments.NewUser{Name: name, Email: &email})
+				_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: name, Email: &email}, payments.WithKey(&payments.Idempotency{Key: key}))
 				return err
 			}
 		}
@@ -272,7 +272,7 @@ func TestGroupCommit(t *testing.T) {
 		for _, c := range []struct{ key, name string }{{"key-ada", "Ada"}, {"key-bo", "Bo"}, {"key-cy", "Cy"}} {
 			idem := &payments.Idempotency{Key: c.key}
 			email := strings.ToLower(c.name) + "@example.com"
-			u, err := svc.Idempotent(idem).CreateUser(ctx, p.PlatformID, payments.NewUser{Name: c.name, Email: &email})
+			u, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: c.name, Email: &email}, payments.WithKey(idem))
 			if err != nil || !idem.Replayed || u.Name != c.name {
 				t.Errorf("%s again: %+v, replayed %v, %v", c.key, u, idem.Replayed, err)
 			}
@@ -297,7 +297,7 @@ func TestGroupCommit(t *testing.T) {
 		keyed := func(s *payments.Service, key, name string) func() error {
 			return func() error {
 				email := strings.ToLower(name) + "@example.com"
-				_, err := s.Idempotent(&payments.Idempotency{Key: key}).CreateUser(ctx, p.PlatformID, payments.NewUser{Name: name, Email: &email})
+				_, err := s.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: name, Email: &email}, payments.WithKey(&payments.Idempotency{Key: key}))
 				return err
 			}
 		}

@@ -97,16 +97,17 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validate.Vali
 // Returns CodeInvalid when the request fails either, and CodeNotFound when the user is not
 // the platform's or the payee not the user's.
 //
-// Called through Idempotent(idem), it adds the bank at most once.
-func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
-	return once(ctx, s, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(a *attempt) (PayeeBank, error) {
-		return s.addPayeeBank(ctx, a, platformID, userID, in)
+// Options: WithKey, with which it adds the bank at most once, and Validated.
+func (s *Service) AddPayeeBank(ctx context.Context, platformID uuid.UUID, userID string, in NewPayeeBank, opts ...Call) (PayeeBank, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "AddPayeeBank", []any{userID, in}, func(a *attempt) (PayeeBank, error) {
+		return s.addPayeeBank(ctx, a, c.validated, platformID, userID, in)
 	})
 }
 
-func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
+func (s *Service) addPayeeBank(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, userID string, in NewPayeeBank) (PayeeBank, error) {
 	pathParams := map[string]string{"user_id": userID}
-	body, err := s.validate(in.requestSchema(), pathParams, nil, in)
+	body, err := s.validateValue(v, in.requestSchema(), pathParams, nil, in)
 	if err != nil {
 		return PayeeBank{}, err
 	}
@@ -190,9 +191,9 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's or the bank is not the user's or already deleted.
 //
-// Called through Idempotent(idem), a retry answers as the first call did.
-func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string) error {
-	_, err := once(ctx, s, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(a *attempt) (*struct{}, error) {
+// Options: WithKey, with which a retry answers as the first call did.
+func (s *Service) DeletePayeeBank(ctx context.Context, platformID uuid.UUID, userID, bankID string, opts ...Call) error {
+	_, err := once(ctx, s, options(opts).key, platformScope(platformID), "DeletePayeeBank", []any{userID, bankID}, func(a *attempt) (*struct{}, error) {
 		return nil, s.deletePayeeBank(ctx, a, platformID, userID, bankID)
 	})
 	return err
@@ -345,9 +346,11 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 //
 // Returns CodeInvalid for malformed ids and CodeNotFound when the user is not the
 // platform's.
-func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, userID, payeeID string) ([]PayeeAddress, error) {
+//
+// Options: AsSent.
+func (s *Service) ListPayeeAddresses(ctx context.Context, platformID uuid.UUID, userID, payeeID string, opts ...Call) ([]PayeeAddress, error) {
 	query := map[string]string{"payee_id": payeeID}
-	if err := s.validateAsSent(ctx, "addresses_list", map[string]string{"user_id": userID}, query, "payee_id"); err != nil {
+	if err := s.validateAsSent(options(opts).sent, "addresses_list", map[string]string{"user_id": userID}, query, "payee_id"); err != nil {
 		return nil, err
 	}
 	out := []PayeeAddress{}

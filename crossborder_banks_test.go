@@ -419,8 +419,8 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 	w := newCBWorld(t)
 	db := rawDB(t, w.path)
 	// bank decodes an Add Payee Bank body as the HTTP layer does, into the value and the
-	// service scoped to it; fields are JSON members.
-	bank := func(fields string) (*payments.Service, payments.NewPayeeBank, object) {
+	// option saying it was validated; fields are JSON members.
+	bank := func(fields string) (payments.Call, payments.NewPayeeBank, object) {
 		raw := `{"payee_id":"` + w.payeeID + `",` + fields + `}`
 		var sent object
 		if err := json.Unmarshal([]byte(raw), &sent); err != nil {
@@ -428,11 +428,11 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 		}
 		req := payments.Request{Path: map[string]string{"user_id": w.userID}, Body: []byte(raw)}
 		var in payments.NewPayeeBank
-		svc, err := w.svc.Decoded(req, &in)
+		v, err := w.svc.DecodeValue(req, &in)
 		if err != nil {
-			t.Fatalf("Decoded %s: %v", raw, err)
+			t.Fatalf("DecodeValue %s: %v", raw, err)
 		}
-		return svc, in, sent
+		return payments.Validated(v), in, sent
 	}
 
 	for _, tc := range []struct {
@@ -448,13 +448,13 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 			`"account_number":"` + ibanPK + `","country":"PK","bank_acc_type":"savings"`},
 	} {
 		t.Run("OK/"+tc.name, func(t *testing.T) {
-			svc, in, _ := bank(tc.withNulls)
-			got, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+			validated, in, _ := bank(tc.withNulls)
+			got, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in, validated)
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc, absentIn, _ := bank(tc.without)
-			absent, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, absentIn)
+			validated, absentIn, _ := bank(tc.without)
+			absent, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, absentIn, validated)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -470,14 +470,14 @@ func TestAddPayeeBank_NullMeansAbsent(t *testing.T) {
 	}
 
 	t.Run("ErrMandatoryNullIsMissing", func(t *testing.T) {
-		svc, in, sent := bank(`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":null,"identifier_type":"IFSC"`)
-		_, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		validated, in, sent := bank(`"account_number":"` + accountIN + `","country":"IN","bank_acc_type":"savings","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in, validated)
 		assertFields(t, err, fieldErrors{missing(sent, "body", "identifier_value")})
 	})
 
 	t.Run("ErrOthersBesideNull", func(t *testing.T) {
-		svc, in, _ := bank(`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_value":null,"identifier_type":"IFSC"`)
-		_, err := svc.AddPayeeBank(ctx, w.platformID, w.userID, in)
+		validated, in, _ := bank(`"account_number":"` + ibanGB + `","country":"GB","bank_acc_type":"current","identifier_value":null,"identifier_type":"IFSC"`)
+		_, err := w.svc.AddPayeeBank(ctx, w.platformID, w.userID, in, validated)
 		assertFields(t, err, fieldErrors{ruleValueError("identifier_type is not accepted for GB", "IFSC", "body", "identifier_type")})
 	})
 }

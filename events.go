@@ -195,9 +195,11 @@ func (s *Service) emitGlobal(ctx context.Context, q store.Querier, typ string, d
 // ListEvents returns the platform's events, oldest first, after the event q.After.
 //
 // Returns CodeInvalid when the parameters fail validation.
-func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in EventQuery) (EventPage, error) {
+//
+// Options: AsSent.
+func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in EventQuery, opts ...Call) (EventPage, error) {
 	query := map[string]string{"after": in.After, "type": in.Type, "limit": in.Limit}
-	if err := s.validateAsSent(ctx, "events_list", nil, query, "after", "type", "limit"); err != nil {
+	if err := s.validateAsSent(options(opts).sent, "events_list", nil, query, "after", "type", "limit"); err != nil {
 		return EventPage{}, err
 	}
 	limit := int64(DefaultEventsPerPage)
@@ -306,8 +308,10 @@ type Resent struct {
 //
 // Returns CodeInvalid when the request fails validation, CodeNotFound when the platform
 // has no such event or endpoint, and CodeConflict when the endpoint is disabled.
-func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID string, in Resend) (Resent, error) {
-	if _, err := s.validate(in.requestSchema(), map[string]string{"event_id": eventID}, nil, in); err != nil {
+//
+// Options: Validated.
+func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID string, in Resend, opts ...Call) (Resent, error) {
+	if _, err := s.validateValue(options(opts).validated, in.requestSchema(), map[string]string{"event_id": eventID}, nil, in); err != nil {
 		return Resent{}, err
 	}
 	out := Resent{EventID: uuid.MustParse(eventID), EndpointIDs: []uuid.UUID{}}

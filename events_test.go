@@ -46,7 +46,7 @@ func TestEventsWrittenWithTheChange(t *testing.T) {
 	// Replayed: one event for one key, however many calls.
 	for range 3 {
 		idem := &payments.Idempotency{Key: "k-1"}
-		if _, err := svc.Idempotent(idem).CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")}); err != nil {
+		if _, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")}, payments.WithKey(idem)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -45,7 +45,7 @@ func Example() {
 	// after a timeout), the call returns the same user and creates none.
 	email := "ada@example.com"
 	ada := payments.NewUser{Name: "Ada Lovelace", Email: &email}
-	if _, err := svc.Idempotent(&payments.Idempotency{Key: "create-ada"}).CreateUser(ctx, platform.PlatformID, ada); err != nil {
+	if _, err := svc.CreateUser(ctx, platform.PlatformID, ada, payments.WithKey(&payments.Idempotency{Key: "create-ada"})); err != nil {
 		log.Fatal(err)
 	}
 
@@ -66,9 +66,9 @@ func Example() {
 }
 
 // A retry of a create under its idempotency key returns what the first call returned, and
-// creates nothing; the same key with another request is refused. The scope reports in idem
-// whether the outcome was replayed. svc itself stays without a key.
-func ExampleService_Idempotent() {
+// creates nothing; the same key with another request is refused. The call reports in idem
+// whether the outcome was replayed. A call without the option runs without a key.
+func ExampleWithKey() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "payments-example")
 	if err != nil {
@@ -88,15 +88,15 @@ func ExampleService_Idempotent() {
 	ada := payments.NewUser{Name: "Ada Lovelace", Email: &email}
 
 	idem := &payments.Idempotency{Key: "create-ada"}
-	first, err := svc.Idempotent(idem).CreateUser(ctx, platform.PlatformID, ada)
+	first, err := svc.CreateUser(ctx, platform.PlatformID, ada, payments.WithKey(idem))
 	fmt.Println("first:", err, idem.Replayed)
 
 	retry := &payments.Idempotency{Key: "create-ada"}
-	again, err := svc.Idempotent(retry).CreateUser(ctx, platform.PlatformID, ada)
+	again, err := svc.CreateUser(ctx, platform.PlatformID, ada, payments.WithKey(retry))
 	fmt.Println("retry:", err, retry.Replayed, again.UserID == first.UserID)
 
 	other := &payments.Idempotency{Key: "create-ada"}
-	_, err = svc.Idempotent(other).CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Bob", Email: &email})
+	_, err = svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Bob", Email: &email}, payments.WithKey(other))
 	fmt.Println("other request:", payments.ErrorCode(err), payments.ErrorMessage(err))
 
 	_, err = svc.CreateUser(ctx, platform.PlatformID, ada)

@@ -2,12 +2,17 @@ package payments
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres"
 	"github.com/platform-payments/payments/internal/store/sqlite"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Internals the external tests use to check what the store holds.
@@ -102,3 +107,36 @@ func (s *Service) ShortenWriteWait(ms int) {
 
 // EventJSON is how emit writes an event's payload.
 var EventJSON = eventJSON
+
+// StoreRendered rewrites the outcome the platform's operation op stored under key into the
+// form of the versions whose HTTP layer stored its rendering with it: status in the
+// record's column, body sealed beside the result.
+func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, key string, status int, body []byte) error {
+	scope := platformScope(platformID) + " " + op
+	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
+		rec, err := q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{Scope: scope, Key: key, NotBefore: formatTime(time.Time{})})
+		if err != nil {
+			return err
+		}
+		plain, err := s.keys.Open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
+		if err != nil {
+			return err
+		}
+		var out outcome
+		if err := json.Unmarshal(plain, &out); err != nil {
+			return err
+		}
+		out.Body = body
+		if plain, err = json.Marshal(out); err != nil {
+			return err
+		}
+		if err := q.DeleteExpiredIdempotencyKey(ctx, queries.DeleteExpiredIdempotencyKeyParams{Scope: scope, Key: key, NotAfter: rec.CreatedAt}); err != nil {
+			return err
+		}
+		return q.CreateIdempotencyRecord(ctx, queries.CreateIdempotencyRecordParams{
+			ID: rec.ID, Scope: rec.Scope, Key: rec.Key, Fingerprint: rec.Fingerprint,
+			ErrorCode: rec.ErrorCode, ErrorMessage: rec.ErrorMessage, Status: new(int64(status)),
+			OutcomeSealed: s.keys.Seal(plain, idempotencyOutcomeAAD(rec.ID)), CreatedAt: rec.CreatedAt,
+		})
+	})
+}

@@ -30,11 +30,11 @@ const DefaultIdempotencyTTL = 24 * time.Hour
 const MaxIdempotencyKeyLength = 255
 
 // Idempotency is the key of one call of a write operation, and what became of it. The call
-// is made through a service scoped to it (Service.Idempotent) and reports its outcome in
-// Replayed, Status and Body:
+// is given it with WithKey, and reports in it whether its outcome was replayed and when that
+// outcome was first produced:
 //
 //	idem := &payments.Idempotency{Key: "order-1234"}
-//	user, err := svc.Idempotent(idem).CreateUser(ctx, platformID, in)
+//	user, err := svc.CreateUser(ctx, platformID, in, payments.WithKey(idem))
 //	// Sent again with the same key and input: the same user (or the same error), and
 //	// idem.Replayed is true.
 //
@@ -43,65 +43,37 @@ const MaxIdempotencyKeyLength = 255
 // (CodeNotFound, CodeForbidden, CodeConflict). Not stored, as the operation never started
 // or may succeed when retried: validation failures (CodeInvalid) and internal faults.
 //
-// An Idempotency reports one call at a time: give each call its own, or read its outcome
-// before the next call through the same scope; calls running at once need one each.
+// What is stored is the operation's outcome (its result, or its error's code and message)
+// and the time of the first call, never a rendering of it: a server renders a first answer
+// and its replays alike, from the outcome the call returns and At.
+//
+// An Idempotency reports one call at a time: give each call its own, or read what it
+// reports before the next call with it; calls running at once need one each.
 type Idempotency struct {
 	// Key is the client's key: 1 to 255 printable ASCII characters.
 	Key string
 	// Fingerprint identifies the request; the same key with another fingerprint is
 	// refused. Empty: a hash of the operation's name and input.
 	Fingerprint []byte
-	// Render, when set, turns the outcome into the response stored with it and replayed
-	// byte for byte (the HTTP layer renders its status and body here). at is the time of
-	// the first call, for every replay too. The operation calls it in the transaction of
-	// its change: a panic undoes both.
-	Render func(result any, err error, at time.Time) (status int, body []byte)
 
-	// Set by each call made under the key (and cleared at its start): whether the
-	// outcome was replayed, and the stored response (when Render was given and the
-	// outcome is one that is stored).
+	// Replayed, At and Response are set by each call made with the key (and cleared at
+	// its start). Replayed reports whether the outcome is the one an earlier call stored
+	// under the key.
 	Replayed bool
-	Status   int
-	Body     []byte
+	// At is the time of the call whose outcome is stored under the key: this one, or the
+	// earlier one it replays. Zero when the outcome is not stored.
+	At time.Time
+	// Response is the response stored with the outcome by an earlier version of this
+	// module, whose HTTP layer stored its rendering: a replay answers it as it is. Nil for
+	// an outcome stored since.
+	Response *StoredResponse
 }
 
-// Idempotent returns s scoped to idem: a copy of the service (sharing its store, keys and
-// caches) whose write operations run at most once per idem.Key and report their outcome
-// in idem. s itself is unchanged: its calls are not idempotent unless they are made through
-// the scope. A nil idem returns s without a key.
-//
-// The write operations that take a key are CreateUser, CreatePayee, UpdatePayee,
-// AddBankAccount, DeleteCard, AddPayeeBank and DeletePayeeBank; the others, and every
-// read, run as through s.
-func (s *Service) Idempotent(idem *Idempotency) *Service {
-	if idem == nil && s.idem == nil {
-		return s
-	}
-	scoped := *s
-	scoped.idem = idem
-	return &scoped
-}
-
-type idempotencyKey struct{}
-
-// WithIdempotency returns a context that makes the write operation it is passed to
-// idempotent under idem.Key, and reports its outcome in idem. A key given with Idempotent
-// takes precedence.
-//
-// Deprecated: use Service.Idempotent, which shows where the call is written that it is
-// idempotent: svc.Idempotent(idem).CreateUser(ctx, platformID, in).
-func WithIdempotency(ctx context.Context, idem *Idempotency) context.Context {
-	return context.WithValue(ctx, idempotencyKey{}, idem)
-}
-
-// idempotency returns the key a call of s runs under: the scope's, else one that a caller
-// of the deprecated WithIdempotency put in ctx; nil when it has none.
-func (s *Service) idempotency(ctx context.Context) *Idempotency {
-	if s.idem != nil {
-		return s.idem
-	}
-	idem, _ := ctx.Value(idempotencyKey{}).(*Idempotency)
-	return idem
+// StoredResponse is a response stored with an idempotency key's outcome by an earlier
+// version of this module: its HTTP status and body.
+type StoredResponse struct {
+	Status int
+	Body   []byte
 }
 
 // ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII characters.
@@ -121,12 +93,10 @@ func ValidIdempotencyKey(key string) bool {
 type attempt struct {
 	scope, key  string
 	fingerprint []byte
-	idem        *Idempotency
 	at          time.Time
-	// The outcome once stored; it is the caller's only once its transaction commits.
+	// stored is set once the outcome is stored; it is the caller's only once its
+	// transaction commits.
 	stored bool
-	status int
-	body   []byte
 }
 
 // inflight holds the keys whose first call is running in this process.
@@ -157,18 +127,17 @@ func (f *inflight) done(id string) {
 func platformScope(platformID uuid.UUID) string { return "platform:" + platformID.String() }
 func userScope(userID uuid.UUID) string         { return "user:" + userID.String() }
 
-// once runs the write operation op of the caller scope. Without a key (Idempotent), run
+// once runs the write operation op of the caller scope. Without a key (idem nil), run
 // runs with a nil attempt. With one, the outcome stored under the key is returned without
 // running op again; or, the first time, run runs with the attempt and its outcome is
 // stored: a success by the operation itself, which hands the attempt to writeRemembering
 // (in the transaction of its change), a refusal here.
-func once[T any](ctx context.Context, s *Service, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
+func once[T any](ctx context.Context, s *Service, idem *Idempotency, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
 	var zero T
-	idem := s.idempotency(ctx)
 	if idem == nil {
 		return run(nil)
 	}
-	idem.Replayed, idem.Status, idem.Body = false, 0, nil
+	idem.Replayed, idem.At, idem.Response = false, time.Time{}, nil
 	if !ValidIdempotencyKey(idem.Key) {
 		return zero, Errorf(CodeInvalid, "An Idempotency-Key is 1 to %d printable ASCII characters.", MaxIdempotencyKeyLength)
 	}
@@ -206,7 +175,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 		return zero, err
 	}
 
-	a := &attempt{scope: scope, key: idem.Key, fingerprint: fingerprint, idem: idem, at: now}
+	a := &attempt{scope: scope, key: idem.Key, fingerprint: fingerprint, at: now}
 	result, err := run(a)
 	switch ErrorCode(err) {
 	case "":
@@ -221,7 +190,7 @@ func once[T any](ctx context.Context, s *Service, scope, op string, input any, r
 	default:
 		return result, err
 	}
-	idem.Status, idem.Body = a.status, a.body // committed
+	idem.At = a.at // committed
 	return result, err
 }
 
@@ -257,11 +226,14 @@ func (s *Service) createUserRemembering(ctx context.Context, opts store.WriteOpt
 	}))
 }
 
-// outcome is what a record keeps of an answer that may hold what the answer held (names,
+// outcome is what a record keeps of an outcome that may hold what the answer held (names,
 // a payee bank's full account number): stored sealed under the data key.
 type outcome struct {
-	Result json.RawMessage `json:"result,omitempty"` // the operation's result, for Go callers
-	Body   []byte          `json:"body,omitempty"`   // the rendered response, for HTTP
+	Result json.RawMessage `json:"result,omitempty"` // the operation's result
+	// Body is the response an earlier version's HTTP layer rendered, stored beside the
+	// result (its status in the record's status column). It is read, to replay it as it
+	// is, and never written: since, a server renders replays from the result.
+	Body []byte `json:"body,omitempty"`
 }
 
 // store records the outcome of the attempt in the transaction of q.
@@ -278,11 +250,6 @@ func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result
 			return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
 		}
 		out.Result = raw
-	}
-	var status int // none (NULL) when no response is rendered: a Go caller's key
-	if a.idem.Render != nil {
-		status, out.Body = a.idem.Render(result, opErr, a.at)
-		rec.Status = new(int64(status))
 	}
 	plain, err := json.Marshal(out)
 	if err != nil {
@@ -308,7 +275,7 @@ func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result
 		}
 		return err
 	}
-	a.stored, a.status, a.body = true, status, out.Body
+	a.stored = true
 	return nil
 }
 
@@ -325,10 +292,13 @@ func replay[T any](s *Service, idem *Idempotency, rec queries.IdempotencyKey) (T
 	if err != nil {
 		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
 	}
-	idem.Replayed = true
-	idem.Status, idem.Body = 0, out.Body
-	if rec.Status != nil {
-		idem.Status = int(*rec.Status)
+	at, err := parseTime(rec.CreatedAt)
+	if err != nil {
+		return result, err
+	}
+	idem.Replayed, idem.At = true, at
+	if out.Body != nil && rec.Status != nil { // stored by an earlier version: replayed as it is
+		idem.Response = &StoredResponse{Status: int(*rec.Status), Body: out.Body}
 	}
 	if rec.ErrorCode != nil {
 		return result, &Error{Code: Code(*rec.ErrorCode), Message: *rec.ErrorMessage}

@@ -11,51 +11,28 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
-// idempotencyForms are the two ways a Go caller gives a call a key: the scoped service, and
-// the context of the deprecated WithIdempotency, which must keep behaving alike.
-var idempotencyForms = []struct {
-	name  string
-	keyed func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service)
-}{
-	{"Scoped", func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
-		return ctx, svc.Idempotent(idem)
-	}},
-	{"Context", func(ctx context.Context, svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
-		return payments.WithIdempotency(ctx, idem), svc
-	}},
-}
-
 func TestIdempotency(t *testing.T) {
-	for _, form := range idempotencyForms {
-		t.Run(form.name, func(t *testing.T) {
-			testIdempotency(t, func(svc *payments.Service, idem *payments.Idempotency) (context.Context, *payments.Service) {
-				return form.keyed(context.Background(), svc, idem)
-			})
-		})
-	}
-}
-
-// testIdempotency runs the idempotency tests with calls given their key by keyed.
-func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Idempotency) (context.Context, *payments.Service)) {
-	keyed := func(svc *payments.Service, key string) (context.Context, *payments.Service, *payments.Idempotency) {
+	ctx := context.Background()
+	// keyed returns the option of a call under key, and the Idempotency it reports in.
+	keyed := func(key string) (payments.Call, *payments.Idempotency) {
 		idem := &payments.Idempotency{Key: key}
-		kctx, ksvc := keyedBy(svc, idem)
-		return kctx, ksvc, idem
+		return payments.WithKey(idem), idem
 	}
 
 	t.Run("OKReplay", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
 		in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
-		kctx, ksvc, first := keyed(svc, "k1")
-		u1, err := ksvc.CreateUser(kctx, p.PlatformID, in)
+		key, first := keyed("k1")
+		u1, err := svc.CreateUser(ctx, p.PlatformID, in, key)
 		if err != nil || first.Replayed {
 			t.Fatalf("first call: %v, replayed %v", err, first.Replayed)
 		}
-		kctx, ksvc, again := keyed(svc, "k1")
-		u2, err := ksvc.CreateUser(kctx, p.PlatformID, in)
+		key, again := keyed("k1")
+		u2, err := svc.CreateUser(ctx, p.PlatformID, in, key)
 		if err != nil || !again.Replayed {
 			t.Fatalf("retry: %v, replayed %v", err, again.Replayed)
 		}
@@ -70,10 +47,10 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 	t.Run("ErrKeyReused", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
-		kctx, ksvc, _ := keyed(svc, "k1")
-		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
-		kctx, ksvc, _ = keyed(svc, "k1")
-		_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")})
+		key, _ := keyed("k1")
+		mustCreate(t, svc, p.PlatformID, "ada@example.com", key)
+		key, _ = keyed("k1")
+		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Bob", Email: ptr("bob@example.com")}, key)
 		if e := errorOf(t, err, payments.CodeInvalid); e.Message != "This Idempotency-Key was already used with a different request." {
 			t.Errorf("message %q", e.Message)
 		}
@@ -84,14 +61,14 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 		svc := mustOpen(t)
 		p1, p2 := mustPlatform(t, svc), mustPlatform(t, svc)
 		for _, p := range []uuid.UUID{p1.PlatformID, p2.PlatformID} {
-			kctx, ksvc, idem := keyed(svc, "shared")
-			u := mustCreate(t, kctx, ksvc, p, "ada@example.com")
+			key, idem := keyed("shared")
+			u := mustCreate(t, svc, p, "ada@example.com", key)
 			if idem.Replayed {
 				t.Error("a key of another platform replayed")
 			}
-			kctx, ksvc, idem = keyed(svc, "shared")
-			if _, err := ksvc.AddBankAccount(kctx, p, payments.NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
-				AccountNumber: "123456789", RoutingNumber: "021000021", AccountType: "PERSONAL_CHECKING"}); err != nil || idem.Replayed {
+			key, idem = keyed("shared")
+			if _, err := svc.AddBankAccount(ctx, p, payments.NewBankAccount{UserID: u.UserID.String(), BankName: "Chase",
+				AccountNumber: "123456789", RoutingNumber: "021000021", AccountType: "PERSONAL_CHECKING"}, key); err != nil || idem.Replayed {
 				t.Errorf("another operation under the same key: %v, replayed %v", err, idem.Replayed)
 			}
 		}
@@ -102,8 +79,8 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 		p := mustPlatform(t, svc)
 		mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
 		for i := range 2 {
-			kctx, ksvc, idem := keyed(svc, "dup")
-			_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ADA@example.com")})
+			key, idem := keyed("dup")
+			_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ADA@example.com")}, key)
 			errorOf(t, err, payments.CodeConflict)
 			if idem.Replayed != (i == 1) {
 				t.Errorf("call %d: replayed %v", i, idem.Replayed)
@@ -114,11 +91,11 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 	t.Run("OKValidationNotStored", func(t *testing.T) {
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
-		kctx, ksvc, _ := keyed(svc, "k1")
-		_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "", Email: ptr("ada@example.com")})
+		key, _ := keyed("k1")
+		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "", Email: ptr("ada@example.com")}, key)
 		errorOf(t, err, payments.CodeInvalid)
-		kctx, ksvc, idem := keyed(svc, "k1")
-		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
+		key, idem := keyed("k1")
+		mustCreate(t, svc, p.PlatformID, "ada@example.com", key)
 		if idem.Replayed {
 			t.Error("a validation failure was stored under its key")
 		}
@@ -128,8 +105,8 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 		svc := mustOpen(t)
 		p := mustPlatform(t, svc)
 		for _, key := range []string{"", string(make([]byte, 256)), "clé", "tab\there"} {
-			kctx, ksvc, _ := keyed(svc, key)
-			_, err := ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
+			key, _ := keyed(key)
+			_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}, key)
 			errorOf(t, err, payments.CodeInvalid)
 		}
 		if !payments.ValidIdempotencyKey(strings.Repeat("k", 255)) {
@@ -142,36 +119,36 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 		svc := mustOpen(t, payments.Options{Now: now, IdempotencyTTL: time.Hour})
 		p := mustPlatform(t, svc)
 		in := payments.NewUser{Name: "Ada", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460000")}
-		kctx, ksvc, _ := keyed(svc, "k1")
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		key, _ := keyed("k1")
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(59 * time.Minute))
-		kctx, ksvc, idem := keyed(svc, "k1")
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || !idem.Replayed {
+		key, idem := keyed("k1")
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil || !idem.Replayed {
 			t.Errorf("within the TTL: %v, replayed %v", err, idem.Replayed)
 		}
 		set(now().Add(2 * time.Minute))
-		kctx, ksvc, idem = keyed(svc, "k1")
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+		key, idem = keyed("k1")
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil || idem.Replayed {
 			t.Errorf("after the TTL: %v, replayed %v", err, idem.Replayed)
 		}
 		if n := userCount(t, svc, p.PlatformID); n != 2 {
 			t.Errorf("%d users, want 2: the key expired", n)
 		}
 		// An expired key is free again even between the once-a-minute purges.
-		kctx, ksvc, _ = keyed(svc, "k2") // stored at 61m, just after a purge
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		key, _ = keyed("k2") // stored at 61m, just after a purge
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(59*time.Minute + 30*time.Second))
-		kctx, ksvc, _ = keyed(svc, "k3") // a purge at 120m30s, k2 not expired yet
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil {
+		key, _ = keyed("k3") // a purge at 120m30s, k2 not expired yet
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil {
 			t.Fatal(err)
 		}
 		set(now().Add(42 * time.Second)) // k2 expired at 121m; the next purge is not due
-		kctx, ksvc, idem = keyed(svc, "k2")
-		if _, err := ksvc.CreateUser(kctx, p.PlatformID, in); err != nil || idem.Replayed {
+		key, idem = keyed("k2")
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, key); err != nil || idem.Replayed {
 			t.Errorf("an expired key between purges: %v, replayed %v", err, idem.Replayed)
 		}
 	})
@@ -188,8 +165,8 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				kctx, ksvc, _ := keyed(svc, "k1")
-				_, results[i] = ksvc.CreateUser(kctx, p.PlatformID, in)
+				key, _ := keyed("k1")
+				_, results[i] = svc.CreateUser(ctx, p.PlatformID, in, key)
 			}()
 		}
 		wg.Wait()
@@ -218,8 +195,8 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 		results := make([]error, len(payees))
 		for i := range results {
 			wg.Go(func() {
-				kctx, ksvc, _ := keyed(svcs[i%2], "k1")
-				payees[i], results[i] = ksvc.CreatePayee(kctx, caller, in)
+				key, _ := keyed("k1")
+				payees[i], results[i] = svcs[i%2].CreatePayee(ctx, caller, in, key)
 			})
 		}
 		wg.Wait()
@@ -241,29 +218,50 @@ func testIdempotency(t *testing.T, keyedBy func(*payments.Service, *payments.Ide
 
 	t.Run("OKOneTransaction", func(t *testing.T) {
 		// The outcome is stored in the transaction of the change: when storing it fails
-		// (here the renderer panics), the user is not created either.
-		svc := mustOpen(t)
+		// (here a trigger refuses the record), the user is not created either.
+		path := newDSN(t)
+		svc := mustOpenFile(t, path)
 		p := mustPlatform(t, svc)
-		idem := &payments.Idempotency{Key: "k1", Render: func(any, error, time.Time) (int, []byte) { panic("render failed") }}
-		func() {
-			defer func() { recover() }()
-			kctx, ksvc := keyedBy(svc, idem)
-			ksvc.CreateUser(kctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")})
-		}()
+		db := rawDB(t, path)
+		refuse, allow := []string{
+			`CREATE TRIGGER refuse_outcome BEFORE INSERT ON idempotency_keys BEGIN SELECT RAISE(ABORT, 'outcome refused'); END`,
+		}, []string{`DROP TRIGGER refuse_outcome`}
+		if pgtest.Enabled() {
+			refuse = []string{
+				`CREATE FUNCTION refuse_outcome() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'outcome refused'; END $$`,
+				`CREATE TRIGGER refuse_outcome BEFORE INSERT ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_outcome()`,
+			}
+			allow = []string{`DROP TRIGGER refuse_outcome ON idempotency_keys`}
+		}
+		for _, stmt := range refuse {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		key, idem := keyed("k1")
+		_, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}, key)
+		if err == nil || !idem.At.IsZero() {
+			t.Errorf("with the outcome refused: %v, at %v; want an error and no outcome", err, idem.At)
+		}
 		if n := userCount(t, svc, p.PlatformID); n != 0 {
 			t.Errorf("%d users: the change was kept without its outcome", n)
 		}
-		kctx, ksvc, again := keyed(svc, "k1")
-		mustCreate(t, kctx, ksvc, p.PlatformID, "ada@example.com")
+		for _, stmt := range allow {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		key, again := keyed("k1")
+		mustCreate(t, svc, p.PlatformID, "ada@example.com", key)
 		if again.Replayed {
 			t.Error("an outcome was kept without its change")
 		}
 	})
 }
 
-func mustCreate(tb testing.TB, ctx context.Context, svc *payments.Service, platformID uuid.UUID, email string) payments.User {
+func mustCreate(tb testing.TB, svc *payments.Service, platformID uuid.UUID, email string, opts ...payments.Call) payments.User {
 	tb.Helper()
-	u, err := svc.CreateUser(ctx, platformID, payments.NewUser{Name: "Ada", Email: &email})
+	u, err := svc.CreateUser(context.Background(), platformID, payments.NewUser{Name: "Ada", Email: &email}, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -288,7 +286,7 @@ func TestIdempotencyKeyRotation(t *testing.T) {
 	first := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{oldKey}})
 	p := mustPlatform(t, first)
 	in := payments.NewUser{Name: "Ada", Email: ptr("ada@example.com")}
-	u, err := first.Idempotent(&payments.Idempotency{Key: "k1"}).CreateUser(ctx, p.PlatformID, in)
+	u, err := first.CreateUser(ctx, p.PlatformID, in, payments.WithKey(&payments.Idempotency{Key: "k1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,86 +302,90 @@ func TestIdempotencyKeyRotation(t *testing.T) {
 	}
 	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey}})
 	idem := &payments.Idempotency{Key: "k1"}
-	again, err := svc.Idempotent(idem).CreateUser(ctx, p.PlatformID, in)
+	again, err := svc.CreateUser(ctx, p.PlatformID, in, payments.WithKey(idem))
 	if err != nil || !idem.Replayed || again.UserID != u.UserID {
 		t.Errorf("after the rotation: %+v, %v, replayed %v; want %s replayed", again, err, idem.Replayed, u.UserID)
 	}
 }
 
-// A call through svc.Idempotent(idem) runs under idem.Key and reports its outcome in idem;
-// svc itself, and the service a scope is taken off again, stay without a key.
-func TestIdempotent(t *testing.T) {
+// A call given WithKey(idem) runs under idem.Key and reports its outcome in idem: whether
+// it was replayed, and when the outcome stored was produced; a call without it runs
+// without a key.
+func TestWithKey(t *testing.T) {
 	ctx := context.Background()
 	// No unique column: a create that runs again makes another user.
 	ada := payments.NewUser{Name: "Ada", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460000")}
 	bob := payments.NewUser{Name: "Bob", PhoneCountryCode: ptr("+44"), Phone: ptr("2079460001")}
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	keyed := func(svc *payments.Service, key string, platformID uuid.UUID, in payments.NewUser) (*payments.Idempotency, error) {
 		idem := &payments.Idempotency{Key: key}
-		_, err := svc.Idempotent(idem).CreateUser(ctx, platformID, in)
+		_, err := svc.CreateUser(ctx, platformID, in, payments.WithKey(idem))
 		return idem, err
 	}
 	for _, tt := range []struct {
 		name string
-		// second is the call made after scoped.CreateUser(ctx, platformID, ada), where
-		// scoped is svc.Idempotent(first) and first's key is "k1". It returns the
-		// Idempotency its outcome is reported in: nil for a call without a key.
-		second       func(svc, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error)
+		// second is the call made a minute after svc.CreateUser(ctx, platformID, ada,
+		// payments.WithKey(first)), where first's key is "k1". It returns the Idempotency
+		// its outcome is reported in: nil for a call without a key.
+		second       func(svc *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error)
 		wantCode     payments.Code // "": success
 		wantReplayed bool
+		wantAt       time.Time // zero: the outcome is not stored
 		wantUsers    int64
 	}{
-		{"OKSameKey", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		{"OKSameKey", func(svc *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			return keyed(svc, "k1", platformID, ada)
-		}, "", true, 1},
-		{"OKSameScope", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
-			_, err := scoped.CreateUser(ctx, platformID, ada)
+		}, "", true, start, 1},
+		{"OKSameIdempotency", func(svc *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			_, err := svc.CreateUser(ctx, platformID, ada, payments.WithKey(first))
 			return first, err
-		}, "", true, 1},
-		{"ErrSameKeyOtherInput", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		}, "", true, start, 1},
+		{"ErrSameKeyOtherInput", func(svc *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			return keyed(svc, "k1", platformID, bob)
-		}, payments.CodeInvalid, false, 1},
-		{"ErrSameScopeOtherInput", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		}, payments.CodeInvalid, false, time.Time{}, 1},
+		{"ErrSameIdempotencyOtherInput", func(svc *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			// A replay first: the refusal that follows reports itself, not the replay.
-			if _, err := scoped.CreateUser(ctx, platformID, ada); err != nil || !first.Replayed {
+			if _, err := svc.CreateUser(ctx, platformID, ada, payments.WithKey(first)); err != nil || !first.Replayed {
 				return first, fmt.Errorf("replay: %v, replayed %v", err, first.Replayed)
 			}
-			_, err := scoped.CreateUser(ctx, platformID, bob)
+			_, err := svc.CreateUser(ctx, platformID, bob, payments.WithKey(first))
 			return first, err
-		}, payments.CodeInvalid, false, 1},
-		{"OKOtherKey", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		}, payments.CodeInvalid, false, time.Time{}, 1},
+		{"OKOtherKey", func(svc *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			return keyed(svc, "k2", platformID, ada)
-		}, "", false, 2},
-		{"OKServiceNotScoped", func(svc, _ *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		}, "", false, start.Add(time.Minute), 2},
+		{"OKWithoutKey", func(svc *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			_, err := svc.CreateUser(ctx, platformID, ada)
 			return nil, err
-		}, "", false, 2},
-		{"OKScopeTakenOff", func(_, scoped *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
-			_, err := scoped.Idempotent(nil).CreateUser(ctx, platformID, ada)
+		}, "", false, time.Time{}, 2},
+		{"OKNilKey", func(svc *payments.Service, _ *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+			_, err := svc.CreateUser(ctx, platformID, ada, payments.WithKey(nil))
 			return nil, err
-		}, "", false, 2},
-		{"OKScopeBeforeContext", func(_, scoped *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
+		}, "", false, time.Time{}, 2},
+		{"OKLastKeyWins", func(svc *payments.Service, first *payments.Idempotency, platformID uuid.UUID) (*payments.Idempotency, error) {
 			other := &payments.Idempotency{Key: "k2"}
-			_, err := scoped.CreateUser(payments.WithIdempotency(ctx, other), platformID, ada)
-			if other.Replayed {
-				return other, fmt.Errorf("the context's key was used")
+			_, err := svc.CreateUser(ctx, platformID, ada, payments.WithKey(other), payments.WithKey(first))
+			if other.Replayed || !other.At.IsZero() {
+				return other, fmt.Errorf("the first key was used")
 			}
 			return first, err
-		}, "", true, 1},
+		}, "", true, start, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := mustOpen(t)
+			now, set := fixedClock(start)
+			svc := mustOpen(t, payments.Options{Now: now})
 			p := mustPlatform(t, svc)
 			first := &payments.Idempotency{Key: "k1"}
-			scoped := svc.Idempotent(first)
-			if _, err := scoped.CreateUser(ctx, p.PlatformID, ada); err != nil || first.Replayed {
-				t.Fatalf("first call: %v, replayed %v", err, first.Replayed)
+			if _, err := svc.CreateUser(ctx, p.PlatformID, ada, payments.WithKey(first)); err != nil || first.Replayed || !first.At.Equal(start) {
+				t.Fatalf("first call: %v, replayed %v, at %v", err, first.Replayed, first.At)
 			}
-			idem, err := tt.second(svc, scoped, first, p.PlatformID)
+			set(start.Add(time.Minute))
+			idem, err := tt.second(svc, first, p.PlatformID)
 			if payments.ErrorCode(err) != tt.wantCode {
 				t.Errorf("second call: %v, want code %q", err, tt.wantCode)
 			}
-			if idem != nil && idem.Replayed != tt.wantReplayed {
-				t.Errorf("second call replayed %v, want %v", idem.Replayed, tt.wantReplayed)
+			if idem != nil && (idem.Replayed != tt.wantReplayed || !idem.At.Equal(tt.wantAt) || idem.Response != nil) {
+				t.Errorf("second call replayed %v at %v (response %v), want %v at %v", idem.Replayed, idem.At, idem.Response, tt.wantReplayed, tt.wantAt)
 			}
 			if n := userCount(t, svc, p.PlatformID); n != tt.wantUsers {
 				t.Errorf("%d users, want %d", n, tt.wantUsers)

@@ -32,7 +32,7 @@ func TestKeyedWrites(t *testing.T) {
 	// it needs (the user, its payee, its card, its bank, its endpoint).
 	writes := func(n int) []struct {
 		name string
-		run  func(svc *payments.Service) error
+		run  func(key payments.Call) error
 	} {
 		var (
 			user     payments.User
@@ -44,64 +44,64 @@ func TestKeyedWrites(t *testing.T) {
 		email := fmt.Sprintf("user-%d@example.com", n)
 		return []struct {
 			name string
-			run  func(svc *payments.Service) error
+			run  func(key payments.Call) error
 		}{
-			{"CreateUser", func(svc *payments.Service) (err error) {
-				user, err = svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "User", Email: &email})
+			{"CreateUser", func(key payments.Call) (err error) {
+				user, err = svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "User", Email: &email}, key)
 				return err
 			}},
-			{"CreatePayee", func(svc *payments.Service) (err error) {
+			{"CreatePayee", func(key payments.Call) (err error) {
 				caller := mustCaller(t, svc, user.UserID)
-				payee, err = svc.CreatePayee(ctx, caller, payments.NewPayee{Name: "Payee"})
+				payee, err = svc.CreatePayee(ctx, caller, payments.NewPayee{Name: "Payee"}, key)
 				return err
 			}},
-			{"UpdatePayee", func(svc *payments.Service) error {
+			{"UpdatePayee", func(key payments.Call) error {
 				_, err := svc.UpdatePayee(ctx, p.PlatformID, user.UserID.String(),
-					payments.PayeeRename{PayeeID: payee.PayeeID.String(), Name: "Payee renamed"})
+					payments.PayeeRename{PayeeID: payee.PayeeID.String(), Name: "Payee renamed"}, key)
 				return err
 			}},
-			{"AddBankAccount", func(svc *payments.Service) error {
+			{"AddBankAccount", func(key payments.Call) error {
 				in := newAccount(user.UserID, fmt.Sprintf("%08d", n))
 				in.IsDefault = ptr(true)
-				_, err := svc.AddBankAccount(ctx, p.PlatformID, in)
+				_, err := svc.AddBankAccount(ctx, p.PlatformID, in, key)
 				return err
 			}},
-			{"AddPayeeBank", func(svc *payments.Service) (err error) {
+			{"AddPayeeBank", func(key payments.Call) (err error) {
 				bank, err = svc.AddPayeeBank(ctx, p.PlatformID, user.UserID.String(), payments.NewPayeeBank{
 					PayeeID: payee.PayeeID.String(), AccountNumber: fmt.Sprintf("%010d", n), Country: "IN",
-					BankAccType: "savings", IdentifierValue: ptr("SBIN0001234")})
+					BankAccType: "savings", IdentifierValue: ptr("SBIN0001234")}, key)
 				return err
 			}},
-			{"DeletePayeeBank", func(svc *payments.Service) error {
-				return svc.DeletePayeeBank(ctx, p.PlatformID, user.UserID.String(), bank.BankID.String())
+			{"DeletePayeeBank", func(key payments.Call) error {
+				return svc.DeletePayeeBank(ctx, p.PlatformID, user.UserID.String(), bank.BankID.String(), key)
 			}},
-			{"DeleteCard", func(svc *payments.Service) error {
+			{"DeleteCard", func(key payments.Call) error {
 				if card.CardID == uuid.Nil {
 					card = mustCard(t, svc, user.UserID)
 				}
-				_, err := svc.DeleteCard(ctx, p.PlatformID, user.UserID.String(), payments.CardDeletion{CardID: card.CardID.String()})
+				_, err := svc.DeleteCard(ctx, p.PlatformID, user.UserID.String(), payments.CardDeletion{CardID: card.CardID.String()}, key)
 				return err
 			}},
-			{"CreateWebhookEndpoint", func(svc *payments.Service) (err error) {
+			{"CreateWebhookEndpoint", func(key payments.Call) (err error) {
 				endpoint, err = svc.CreateWebhookEndpoint(ctx, p.PlatformID,
-					payments.NewWebhookEndpoint{URL: fmt.Sprintf("http://127.0.0.1:9/hook-%d", n)})
+					payments.NewWebhookEndpoint{URL: fmt.Sprintf("http://127.0.0.1:9/hook-%d", n)}, key)
 				return err
 			}},
-			{"DeleteWebhookEndpoint", func(svc *payments.Service) error {
-				_, err := svc.DeleteWebhookEndpoint(ctx, p.PlatformID, endpoint.ID.String())
+			{"DeleteWebhookEndpoint", func(key payments.Call) error {
+				_, err := svc.DeleteWebhookEndpoint(ctx, p.PlatformID, endpoint.ID.String(), key)
 				return err
 			}},
 		}
 	}
 	// keyed runs w under a key of its own, then again under the same key: the second call
 	// replays the first's outcome.
-	keyed := func(n int, name string, run func(svc *payments.Service) error) error {
+	keyed := func(n int, name string, run func(key payments.Call) error) error {
 		key := fmt.Sprintf("%s-%d-%s", name, n, uuid.NewString())
 		idem := &payments.Idempotency{Key: key}
-		if err := run(svc.Idempotent(idem)); err != nil {
+		if err := run(payments.WithKey(idem)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := run(svc.Idempotent(idem)); err != nil || !idem.Replayed {
+		if err := run(payments.WithKey(idem)); err != nil || !idem.Replayed {
 			return fmt.Errorf("%s again under its key: replayed %t, %v", name, idem.Replayed, err)
 		}
 		return nil

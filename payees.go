@@ -57,15 +57,16 @@ func payeeFromRow(r queries.Payee) (Payee, error) {
 //
 // Returns CodeInvalid when the body fails validation.
 //
-// Called through Idempotent(idem), it creates the payee at most once.
-func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee) (Payee, error) {
-	return once(ctx, s, userScope(caller.UserID), "CreatePayee", in, func(a *attempt) (Payee, error) {
-		return s.createPayee(ctx, a, caller, in)
+// Options: WithKey, with which it creates the payee at most once, and Validated.
+func (s *Service) CreatePayee(ctx context.Context, caller Caller, in NewPayee, opts ...Call) (Payee, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, userScope(caller.UserID), "CreatePayee", in, func(a *attempt) (Payee, error) {
+		return s.createPayee(ctx, a, c.validated, caller, in)
 	})
 }
 
-func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in NewPayee) (Payee, error) {
-	_, err := s.validate(in.requestSchema(), nil, nil, in)
+func (s *Service) createPayee(ctx context.Context, a *attempt, v *Validation, caller Caller, in NewPayee) (Payee, error) {
+	_, err := s.validateValue(v, in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return Payee{}, err
 	}
@@ -102,15 +103,16 @@ func (s *Service) createPayee(ctx context.Context, a *attempt, caller Caller, in
 // Returns CodeInvalid when the request fails validation and CodeNotFound when the user is
 // not the platform's or the payee not the user's.
 //
-// Called through Idempotent(idem), it renames the payee at most once.
-func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	return once(ctx, s, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(a *attempt) (Payee, error) {
-		return s.updatePayee(ctx, a, platformID, userID, in)
+// Options: WithKey, with which it renames the payee at most once, and Validated.
+func (s *Service) UpdatePayee(ctx context.Context, platformID uuid.UUID, userID string, in PayeeRename, opts ...Call) (Payee, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "UpdatePayee", []any{userID, in}, func(a *attempt) (Payee, error) {
+		return s.updatePayee(ctx, a, c.validated, platformID, userID, in)
 	})
 }
 
-func (s *Service) updatePayee(ctx context.Context, a *attempt, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
-	if _, err := s.validate(in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
+func (s *Service) updatePayee(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, userID string, in PayeeRename) (Payee, error) {
+	if _, err := s.validateValue(v, in.requestSchema(), map[string]string{"user_id": userID}, nil, in); err != nil {
 		return Payee{}, err
 	}
 	var p Payee

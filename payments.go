@@ -12,10 +12,10 @@
 // (events.go): a platform lists them, and receives them at its webhook endpoints through
 // the dispatcher of package dispatch.
 //
-// What changes a call is written where the call is: a write runs at most once per
-// idempotency key when made through a service scoped to the key,
-// svc.Idempotent(idem).CreateUser(ctx, platformID, in), which reports in idem whether its
-// outcome was replayed.
+// What changes a call is written where the call is, as its trailing options: a write runs
+// at most once per idempotency key when given one,
+// svc.CreateUser(ctx, platformID, in, payments.WithKey(idem)), which reports in idem
+// whether its outcome was replayed.
 package payments
 
 //go:generate env CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
@@ -109,20 +109,10 @@ const DefaultTimestampTolerance = 300 * time.Second
 
 // Service is an open payments store. It is safe for concurrent use.
 //
-// A Service may be scoped for the calls made through it (see Idempotent, AsSent and
-// Decoded): a scoped service is a small value sharing the store, keys and caches of the
-// one it came from, and carries what changes its calls where the call is written.
+// What changes one call is given with the call, as options (Call): an idempotency key
+// (WithKey), a request value validated before (Validated), the request as its client sent
+// it (AsSent).
 type Service struct {
-	*core
-	idem *Idempotency // Idempotent: the key the write operations run under; nil for none
-
-	// sent is the request as its client sent it, for a service scoped to it (AsSent,
-	// Decoded): its operations validate that request, or take it as validated.
-	sent *sent
-}
-
-// core is what an open service and every scope of it share.
-type core struct {
 	env   Environment
 	now   func() time.Time
 	newID func() uuid.UUID
@@ -187,11 +177,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
-	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
+	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
 		platforms:    cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
 		apiKeys:      cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
 		users:        cache.New[userKey, User](maxCachedUsers),
-		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}}
+		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}
 	if s.env == "" {
 		s.env = Sandbox
 	}

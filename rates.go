@@ -90,8 +90,10 @@ func (s *Service) SetExchangeRate(ctx context.Context, in NewExchangeRate) (Exch
 // recorded), sorted by base currency. A currency without rates has none: an empty list.
 //
 // Returns CodeInvalid for a malformed or unknown currency code.
-func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string) ([]ExchangeRate, error) {
-	if err := s.validateAsSent(ctx, "rates_get", nil, map[string]string{"payout_currency": payoutCurrency}); err != nil {
+//
+// Options: AsSent.
+func (s *Service) ExchangeRates(ctx context.Context, payoutCurrency string, opts ...Call) ([]ExchangeRate, error) {
+	if err := s.validateAsSent(options(opts).sent, "rates_get", nil, map[string]string{"payout_currency": payoutCurrency}); err != nil {
 		return nil, err
 	}
 	out := []ExchangeRate{}

@@ -96,9 +96,11 @@ var ifscPattern = regexp.MustCompile(`^[A-Z]{4}0[A-Z0-9]{6}$`)
 //
 // Returns CodeInvalid for a malformed or unknown country or currency code and CodeNotFound
 // when there are no rules for the pair.
-func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency string) (PayeeRules, error) {
+//
+// Options: AsSent.
+func (s *Service) GetPayeeRules(ctx context.Context, countryCode, payoutCurrency string, opts ...Call) (PayeeRules, error) {
 	query := map[string]string{"country_code": countryCode, "payout_currency": payoutCurrency}
-	if err := s.validateAsSent(ctx, "rules_get", nil, query); err != nil {
+	if err := s.validateAsSent(options(opts).sent, "rules_get", nil, query); err != nil {
 		return PayeeRules{}, err
 	}
 	var r PayeeRules

@@ -91,8 +91,8 @@ func keyedCreate(svc *payments.Service, platform payments.PlatformCredentials, k
 	return func() (bool, error) {
 		idem := &payments.Idempotency{Key: key}
 		email := "alan@example.com"
-		_, err := svc.Idempotent(idem).CreateUser(context.Background(), platform.PlatformID,
-			payments.NewUser{Name: "Alan Turing", Email: &email})
+		_, err := svc.CreateUser(context.Background(), platform.PlatformID,
+			payments.NewUser{Name: "Alan Turing", Email: &email}, payments.WithKey(idem))
 		return idem.Replayed, err
 	}
 }

@@ -77,15 +77,16 @@ func userFromRow(r queries.User) (User, error) {
 // Returns CodeInvalid when the body fails validation and CodeConflict when the platform
 // already has a user with this email (compared case-insensitively).
 //
-// Called through Idempotent(idem), it creates the user at most once.
-func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser) (User, error) {
-	return once(ctx, s, platformScope(platformID), "CreateUser", in, func(a *attempt) (User, error) {
-		return s.createUser(ctx, a, platformID, in)
+// Options: WithKey, with which it creates the user at most once, and Validated.
+func (s *Service) CreateUser(ctx context.Context, platformID uuid.UUID, in NewUser, opts ...Call) (User, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "CreateUser", in, func(a *attempt) (User, error) {
+		return s.createUser(ctx, a, c.validated, platformID, in)
 	})
 }
 
-func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UUID, in NewUser) (User, error) {
-	_, err := s.validate(in.requestSchema(), nil, nil, in)
+func (s *Service) createUser(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, in NewUser) (User, error) {
+	_, err := s.validateValue(v, in.requestSchema(), nil, nil, in)
 	if err != nil {
 		return User{}, err
 	}
@@ -141,8 +142,10 @@ func (s *Service) createUser(ctx context.Context, a *attempt, platformID uuid.UU
 // so a deep page costs what the first does.
 //
 // Returns CodeInvalid when the parameters fail validation.
-func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams) (UserPage, error) {
-	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
+//
+// Options: Validated.
+func (s *Service) ListUsers(ctx context.Context, platformID uuid.UUID, in ListUsersParams, opts ...Call) (UserPage, error) {
+	if _, err := s.validateValue(options(opts).validated, in.requestSchema(), nil, nil, in); err != nil {
 		return UserPage{}, err
 	}
 	rows, page := int64(in.RowsPerPage), int64(in.PageNo)

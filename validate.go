@@ -1,7 +1,6 @@
 package payments
 
 import (
-	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -46,64 +45,46 @@ func enumTables() []validate.EnumTable {
 	}
 }
 
-// A request is validated once. An operation validates what it is given, unless it is
-// called through a service scoped to the request as its client sent it, which says so
-// where the call is written:
+// A request is validated once. An operation validates what it is given, unless the call
+// says otherwise with an option (call.go), where the call is written:
 //
-//   - Decoded validates a request and decodes its body into a request value: called
-//     through the service it returns, the operation given that value runs on it as
-//     validated.
+//   - DecodeValue validates a request and decodes its body into a request value; the
+//     operation given that value with Validated runs on it as validated.
 //   - AsSent hands the operations whose string arguments cannot tell a query parameter
 //     left out from one sent empty the request itself, which they validate instead.
 //
 // A request value is plain data: one built in Go and one decoded validate alike.
 
-// requestValue is a request body type of the API: it names its schema once, for Decoded
-// and its operation alike.
+// requestValue is a request body type of the API: it names its schema once, for
+// DecodeValue and its operation alike.
 type requestValue interface {
 	requestSchema() string
 }
 
-// sent is the request as its client sent it, which a scoped service's operations
-// validate (AsSent) or have had validated (Decoded) in place of their arguments.
-type sent struct {
-	req Request
-	// What Decoded validated: the schema, a copy of the value the body decoded into
-	// (sharing no memory with the caller's), and the body as sent, nulls included (what
-	// the 422 of a payee rule shows as its input, as pydantic shows the model's input).
+// Validation is a request as DecodeValue validated it, for the operation given its value
+// with Validated: the request, the schema, a copy of the value the body decoded into
+// (sharing no memory with the caller's), and the body as sent, nulls included (what the
+// 422 of a payee rule shows as its input, as pydantic shows the model's input).
+type Validation struct {
+	req    Request
 	schema string
 	value  reflect.Value
 	body   map[string]any
 }
 
-// AsSent returns the service scoped to req, the request exactly as its client sent it,
-// for the operations whose string arguments cannot tell a query parameter left out from
-// one sent empty, two different 422s: ListPayeeAddresses, GetPayeeRules and
-// ExchangeRates. Called through the scoped service, such an operation validates req, once,
-// instead of its arguments, provided they say what req says (a parameter left out reads
-// as ""); given other arguments, it validates those. The scope changes nothing else.
-//
-//	query := map[string]string{"payout_currency": "INR"} // country_code left out
-//	_, err := svc.AsSent(payments.Request{Query: query}).GetPayeeRules(ctx, "", "INR")
-//	// CodeInvalid: country_code missing (without the scope: too short)
-func (s *Service) AsSent(req Request) *Service {
-	return s.scoped(&sent{req: req})
-}
-
-// Decoded validates req against the request schema of dst, a pointer to a request value
-// of the API (NewUser, NewPayee, PayeeRename, ListUsersParams, NewBankAccount,
-// CardDeletion, NewPayeeBank), decodes the body into it as Decode does, and returns the
-// service scoped to what it validated. The operation called through the scoped service
-// with the value dst holds (or an equal one) and req's path parameters runs on it without
-// validating it again; given anything else, it validates what it is given.
+// DecodeValue validates req against the request schema of dst, a pointer to a request
+// value of the API (NewUser, ListUsersParams, NewPayee, PayeeRename, NewBankAccount,
+// CardDeletion, NewPayeeBank, NewWebhookEndpoint, Resend), and decodes the body into it as
+// Decode does. The operation given the value dst holds (or an equal one) and req's path
+// parameters with Validated(v) runs on it without validating it again:
 //
 //	var in payments.NewUser
-//	decoded, err := svc.Decoded(req, &in)
+//	v, err := svc.DecodeValue(req, &in)
 //	if err != nil {
 //		return err // CodeInvalid with the 422 entries
 //	}
-//	user, err := decoded.CreateUser(ctx, platformID, in) // validated once, by Decoded
-func (s *Service) Decoded(req Request, dst any) (*Service, error) {
+//	user, err := svc.CreateUser(ctx, platformID, in, payments.Validated(v)) // validated once
+func (s *Service) DecodeValue(req Request, dst any) (*Validation, error) {
 	v, ok := dst.(requestValue)
 	value := reflect.ValueOf(dst)
 	if !ok || value.Kind() != reflect.Pointer || value.IsNil() {
@@ -114,15 +95,7 @@ func (s *Service) Decoded(req Request, dst any) (*Service, error) {
 		return nil, err
 	}
 	fields, _ := body.(map[string]any)
-	return s.scoped(&sent{req: req, schema: v.requestSchema(), value: validate.CopyValue(value.Elem()), body: fields}), nil
-}
-
-// DecodeRequest is Decoded without the scoped service: it validates req against the
-// request schema of dst and decodes the body into dst. An operation given the value
-// validates it, as any other: to validate a request once, use Decoded.
-func (s *Service) DecodeRequest(req Request, dst any) error {
-	_, err := s.Decoded(req, dst)
-	return err
+	return &Validation{req: req, schema: v.requestSchema(), value: validate.CopyValue(value.Elem()), body: fields}, nil
 }
 
 // Decode validates req against the named request schema and, when it passes, decodes the
@@ -147,42 +120,14 @@ func (s *Service) decode(name string, req Request, dst any) (any, error) {
 	return body, nil
 }
 
-// scoped returns a copy of s whose calls see the request as sent.
-func (s *Service) scoped(to *sent) *Service {
-	c := *s
-	c.sent = to
-	return &c
-}
-
-// WithRequest returns ctx carrying req, the request exactly as its client sent it, which
-// ListPayeeAddresses, GetPayeeRules and ExchangeRates validate as AsSent describes.
-//
-// Deprecated: use AsSent, which says where the call is written what the call validates.
-func WithRequest(ctx context.Context, req Request) context.Context {
-	return context.WithValue(ctx, requestKey{}, &req)
-}
-
-type requestKey struct{}
-
-// requestAsSent is the request s is scoped to (AsSent), or else the one ctx carries
-// (WithRequest); nil for none.
-func (s *Service) requestAsSent(ctx context.Context) *Request {
-	if s.sent != nil {
-		return &s.sent.req
-	}
-	req, _ := ctx.Value(requestKey{}).(*Request)
-	return req
-}
-
-// validateAsSent is validate for the operations AsSent describes. path and query hold
-// every parameter the operation declares, "" for one its caller left out; the names in
-// optional are left out of what is validated when "". When the request as sent holds the
-// same values (a parameter left out reads as ""), it is validated instead, so that left
-// out and empty stay apart.
-func (s *Service) validateAsSent(ctx context.Context, name string, path, query map[string]string, optional ...string) error {
-	if req := s.requestAsSent(ctx); req != nil && len(req.Body) == 0 &&
-		sameValues(req.Path, path) && sameValues(req.Query, query) {
-		_, fields, err := s.schemas.Validate(name, req.Path, req.Query, nil)
+// validateAsSent is validate for the operations AsSent describes, given sent, the request
+// as sent (nil: none). path and query hold every parameter the operation declares, "" for
+// one its caller left out; the names in optional are left out of what is validated when
+// "". When the request as sent holds the same values (a parameter left out reads as ""),
+// it is validated instead, so that left out and empty stay apart.
+func (s *Service) validateAsSent(sent *Request, name string, path, query map[string]string, optional ...string) error {
+	if sent != nil && len(sent.Body) == 0 && sameValues(sent.Path, path) && sameValues(sent.Query, query) {
+		_, fields, err := s.schemas.Validate(name, sent.Path, sent.Query, nil)
 		return checked(fields, err)
 	}
 	for _, k := range optional {
@@ -208,15 +153,9 @@ func sameValues(sent, params map[string]string) bool {
 
 // validate validates what an operation was given: path and query parameters and a body
 // value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
-// Through a service Decoded scoped, the value it decoded (or an equal one), with the same
-// schema and parameters, is not validated again. It returns the body as the validator saw
-// it (as the client sent it, for a decoded value), for the payee rules, which run in Go
-// after it.
+// It returns the body as the validator saw it, for the payee rules, which run in Go after
+// it.
 func (s *Service) validate(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
-	if d := s.sent; d != nil && d.schema == name && maps.Equal(d.req.Path, pathParams) &&
-		maps.Equal(d.req.Query, query) && validate.EqualValues(reflect.ValueOf(body), d.value) {
-		return d.body, nil // validated once, by Decoded
-	}
 	var raw []byte // the body as JSON, so that it meets the same schema as an HTTP body
 	if body != nil {
 		var err error
@@ -227,6 +166,17 @@ func (s *Service) validate(name string, pathParams, query map[string]string, bod
 	value, fields, err := s.schemas.Validate(name, pathParams, query, raw)
 	bodyMap, _ := value.(map[string]any)
 	return bodyMap, checked(fields, err)
+}
+
+// validateValue is validate for an operation given v (Validated; nil: none): the value v
+// validated (or an equal one), with the same schema and parameters, is not validated
+// again, and the body is returned as its client sent it.
+func (s *Service) validateValue(v *Validation, name string, pathParams, query map[string]string, body any) (map[string]any, error) {
+	if v != nil && v.schema == name && maps.Equal(v.req.Path, pathParams) &&
+		maps.Equal(v.req.Query, query) && validate.EqualValues(reflect.ValueOf(body), v.value) {
+		return v.body, nil // validated once, by DecodeValue
+	}
+	return s.validate(name, pathParams, query, body)
 }
 
 // withoutNulls returns the members of body that are not null: the fields a client gave.

@@ -11,10 +11,10 @@ import (
 
 // Each request is validated once.
 
-// Each request is validated once: over HTTP by Decoded (the operation called through the
-// service it returns trusts the value it decoded, for the same path), from Go by the
-// operation itself. A decoded value is plain data: without the scope, it is validated as
-// one built in Go.
+// Each request is validated once: over HTTP by DecodeValue (the operation given the value
+// it decoded with Validated, for the same path, trusts it), from Go by the operation
+// itself. A decoded value is plain data: without Validated, it is validated as one built
+// in Go.
 func TestValidateOnce(t *testing.T) {
 	ctx := context.Background()
 	svc := mustOpen(t)
@@ -28,19 +28,19 @@ func TestValidateOnce(t *testing.T) {
 
 	if n := count(func() {
 		var in payments.NewUser
-		decoded, err := svc.Decoded(body(`{"name":"Bob","email":"bob@example.com"}`), &in)
+		v, err := svc.DecodeValue(body(`{"name":"Bob","email":"bob@example.com"}`), &in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := decoded.CreateUser(ctx, p.PlatformID, in); err != nil {
+		if _, err := svc.CreateUser(ctx, p.PlatformID, in, payments.Validated(v)); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 1 {
-		t.Errorf("decoded and created through the scope: %d validations, want 1", n)
+		t.Errorf("decoded and created as validated: %d validations, want 1", n)
 	}
 	if n := count(func() {
 		var in payments.NewUser
-		if err := svc.DecodeRequest(body(`{"name":"Dan","email":"dan@example.com"}`), &in); err != nil {
+		if _, err := svc.DecodeValue(body(`{"name":"Dan","email":"dan@example.com"}`), &in); err != nil {
 			t.Fatal(err)
 		}
 		if in != (payments.NewUser{Name: "Dan", Email: in.Email}) || *in.Email != "dan@example.com" {
@@ -50,10 +50,10 @@ func TestValidateOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}); n != 2 {
-		t.Errorf("decoded, then created without the scope: %d validations, want 2 (the value carries nothing)", n)
+		t.Errorf("decoded, then created without Validated: %d validations, want 2 (the value carries nothing)", n)
 	}
 	if n := count(func() {
-		if _, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Carol", Email: ptr("carol@example.com")}); err != nil {
+		if _, err := svc.CreateUser(ctx, p.PlatformID, payments.NewUser{Name: "Carol", Email: ptr("carol@example.com")}, payments.Validated(nil)); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 1 {
@@ -67,62 +67,69 @@ func TestValidateOnce(t *testing.T) {
 		t.Errorf("get: %d validations, want 1", n)
 	}
 
-	// What the scoped operation is given other than what was decoded is validated: what
-	// was validated is not what runs.
+	// What the operation is given other than what was decoded is validated: what was
+	// validated is not what runs.
 	req := payments.Request{Path: map[string]string{"user_id": u.UserID.String()}, Body: []byte(`{"card_id":"7f0c2a4e-1b7d-4c61-9a53-0d8e7f6b5a41"}`)}
 	var del payments.CardDeletion
-	decoded, err := svc.Decoded(req, &del)
+	v, err := svc.DecodeValue(req, &del)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := count(func() {
-		_, err := decoded.DeleteCard(ctx, p.PlatformID, "not-a-uuid", del)
+		_, err := svc.DeleteCard(ctx, p.PlatformID, "not-a-uuid", del, payments.Validated(v))
 		errorOf(t, err, payments.CodeInvalid)
 	}); n != 1 {
 		t.Errorf("decoded for another path: %d validations, want 1 (by the operation)", n)
 	}
 	if n := count(func() {
-		_, err := decoded.DeleteCard(ctx, p.PlatformID, u.UserID.String(), payments.CardDeletion{CardID: "not-a-card"})
+		_, err := svc.DeleteCard(ctx, p.PlatformID, u.UserID.String(), payments.CardDeletion{CardID: "not-a-card"}, payments.Validated(v))
 		errorOf(t, err, payments.CodeInvalid)
 	}); n != 1 {
 		t.Errorf("another value than decoded: %d validations, want 1 (by the operation)", n)
 	}
 	var user payments.NewUser
-	decoded, err = svc.Decoded(body(`{"name":"Eve","email":"eve@example.com"}`), &user)
+	v, err = svc.DecodeValue(body(`{"name":"Eve","email":"eve@example.com"}`), &user)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := count(func() {
+		// A payee of the same fields: another schema, which the user's validation is not.
+		payee := payments.NewPayee{Name: user.Name, Email: user.Email}
+		_, err := svc.CreatePayee(ctx, mustCaller(t, svc, u.UserID), payee, payments.Validated(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}); n != 1 {
+		t.Errorf("decoded for another operation: %d validations, want 1 (by the operation)", n)
+	}
 	*user.Email = "not an email" // changed through the pointer the decoded value holds
 	if n := count(func() {
-		_, err := decoded.CreateUser(ctx, p.PlatformID, user)
+		_, err := svc.CreateUser(ctx, p.PlatformID, user, payments.Validated(v))
 		errorOf(t, err, payments.CodeInvalid)
 	}); n != 1 {
 		t.Errorf("a decoded value changed since: %d validations, want 1 (by the operation)", n)
 	}
 
 	for _, dst := range []any{&struct{}{}, payments.NewUser{}, (*payments.NewUser)(nil), nil} {
-		if _, err := svc.Decoded(body(`{"name":"Bob","email":"bob@example.com"}`), dst); err == nil {
-			t.Errorf("Decoded into %T, which is not a pointer to a request value of the API, succeeded", dst)
-		}
-		if err := svc.DecodeRequest(body(`{"name":"Bob","email":"bob@example.com"}`), dst); err == nil {
-			t.Errorf("DecodeRequest into %T, which is not a pointer to a request value of the API, succeeded", dst)
+		if _, err := svc.DecodeValue(body(`{"name":"Bob","email":"bob@example.com"}`), dst); err == nil {
+			t.Errorf("DecodeValue into %T, which is not a pointer to a request value of the API, succeeded", dst)
 		}
 	}
 }
 
-// The query operations validate once too: the request as sent when called through the
-// service scoped to it (AsSent, as the HTTP server calls them), so that a parameter left
-// out is "missing" and one sent empty is too short; otherwise their arguments.
+// The query operations validate once too: the request as sent when given it (AsSent, as
+// the HTTP server calls them), so that a parameter left out is "missing" and one sent
+// empty is too short; otherwise their arguments.
 func TestValidateOnceQuery(t *testing.T) {
 	ctx := context.Background()
 	svc := mustOpen(t)
 	p := mustPlatform(t, svc)
 	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com")
-	sent := func(query map[string]string) *payments.Service {
-		return svc.AsSent(payments.Request{Query: query})
+	sent := func(query map[string]string) payments.Call {
+		return payments.AsSent(payments.Request{Query: query})
 	}
-	sentFor := func(userID string, query map[string]string) *payments.Service {
-		return svc.AsSent(payments.Request{Path: map[string]string{"user_id": userID}, Query: query})
+	sentFor := func(userID string, query map[string]string) payments.Call {
+		return payments.AsSent(payments.Request{Path: map[string]string{"user_id": userID}, Query: query})
 	}
 	firstType := func(err error) string {
 		if err == nil {
@@ -136,15 +143,15 @@ func TestValidateOnceQuery(t *testing.T) {
 		want string // the type of the first 422 entry; "" for none
 	}{
 		{"rules as sent", func() error {
-			_, err := sent(map[string]string{"country_code": "IN", "payout_currency": "INR"}).GetPayeeRules(ctx, "IN", "INR")
+			_, err := svc.GetPayeeRules(ctx, "IN", "INR", sent(map[string]string{"country_code": "IN", "payout_currency": "INR"}))
 			return err
 		}, ""},
 		{"rules left out", func() error {
-			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
+			_, err := svc.GetPayeeRules(ctx, "", "INR", sent(map[string]string{"payout_currency": "INR"}))
 			return err
 		}, "missing"},
 		{"rules sent empty", func() error {
-			_, err := sent(map[string]string{"country_code": "", "payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
+			_, err := svc.GetPayeeRules(ctx, "", "INR", sent(map[string]string{"country_code": "", "payout_currency": "INR"}))
 			return err
 		}, "string_too_short"},
 		{"rules from Go", func() error {
@@ -152,23 +159,23 @@ func TestValidateOnceQuery(t *testing.T) {
 			return err
 		}, "string_too_short"},
 		{"rules with another request", func() error { // the arguments are what runs, and what is validated
-			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "IN", "INR")
+			_, err := svc.GetPayeeRules(ctx, "IN", "INR", sent(map[string]string{"payout_currency": "INR"}))
 			return err
 		}, ""},
 		{"rates left out", func() error {
-			_, err := sent(nil).ExchangeRates(ctx, "")
+			_, err := svc.ExchangeRates(ctx, "", sent(nil))
 			return err
 		}, "missing"},
 		{"addresses without payee", func() error {
-			_, err := sentFor(u.UserID.String(), nil).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
+			_, err := svc.ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "", sentFor(u.UserID.String(), nil))
 			return err
 		}, ""},
 		{"addresses with payee sent empty", func() error {
-			_, err := sentFor(u.UserID.String(), map[string]string{"payee_id": ""}).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
+			_, err := svc.ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "", sentFor(u.UserID.String(), map[string]string{"payee_id": ""}))
 			return err
 		}, "uuid_parsing"},
 		{"addresses for another user than sent", func() error { // the arguments are validated
-			_, err := sentFor("not-a-uuid", map[string]string{"payee_id": ""}).ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "")
+			_, err := svc.ListPayeeAddresses(ctx, p.PlatformID, u.UserID.String(), "", sentFor("not-a-uuid", map[string]string{"payee_id": ""}))
 			return err
 		}, ""},
 		{"addresses from Go without payee", func() error {
@@ -176,18 +183,22 @@ func TestValidateOnceQuery(t *testing.T) {
 			return err
 		}, ""},
 		{"a scope with a body", func() error { // a request with a body is no query's
-			_, err := svc.AsSent(payments.Request{Query: map[string]string{"payout_currency": "INR"}, Body: []byte("{}")}).GetPayeeRules(ctx, "", "INR")
+			_, err := svc.GetPayeeRules(ctx, "", "INR", payments.AsSent(payments.Request{Query: map[string]string{"payout_currency": "INR"}, Body: []byte("{}")}))
 			return err
 		}, "string_too_short"},
-		{"rules left out, deprecated WithRequest", func() error {
-			_, err := svc.GetPayeeRules(payments.WithRequest(ctx, payments.Request{Query: map[string]string{"payout_currency": "INR"}}), "", "INR")
+		{"rules left out, the last request given", func() error {
+			_, err := svc.GetPayeeRules(ctx, "", "INR", sent(map[string]string{"country_code": "", "payout_currency": "INR"}),
+				sent(map[string]string{"payout_currency": "INR"}))
 			return err
 		}, "missing"},
-		{"rules left out, the scope before the context", func() error {
-			ctx := payments.WithRequest(ctx, payments.Request{Query: map[string]string{"country_code": "", "payout_currency": "INR"}})
-			_, err := sent(map[string]string{"payout_currency": "INR"}).GetPayeeRules(ctx, "", "INR")
+		{"events with a limit sent empty", func() error {
+			_, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{}, sent(map[string]string{"limit": ""}))
 			return err
-		}, "missing"},
+		}, "string_pattern_mismatch"},
+		{"events from Go without a limit", func() error {
+			_, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{})
+			return err
+		}, ""},
 	} {
 		before := payments.Validations(svc)
 		got := firstType(c.run())

@@ -118,15 +118,16 @@ type DeletedEndpoint struct {
 // Returns CodeInvalid when the body fails validation, the URL included (see
 // Options.WebhookAllow), and CodeNotFound for an unknown platform.
 //
-// Called through Idempotent(idem), it creates the endpoint at most once.
-func (s *Service) CreateWebhookEndpoint(ctx context.Context, platformID uuid.UUID, in NewWebhookEndpoint) (WebhookEndpoint, error) {
-	return once(ctx, s, platformScope(platformID), "CreateWebhookEndpoint", in, func(a *attempt) (WebhookEndpoint, error) {
-		return s.createWebhookEndpoint(ctx, a, platformID, in)
+// Options: WithKey, with which it creates the endpoint at most once, and Validated.
+func (s *Service) CreateWebhookEndpoint(ctx context.Context, platformID uuid.UUID, in NewWebhookEndpoint, opts ...Call) (WebhookEndpoint, error) {
+	c := options(opts)
+	return once(ctx, s, c.key, platformScope(platformID), "CreateWebhookEndpoint", in, func(a *attempt) (WebhookEndpoint, error) {
+		return s.createWebhookEndpoint(ctx, a, c.validated, platformID, in)
 	})
 }
 
-func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platformID uuid.UUID, in NewWebhookEndpoint) (WebhookEndpoint, error) {
-	if _, err := s.validate(in.requestSchema(), nil, nil, in); err != nil {
+func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Validation, platformID uuid.UUID, in NewWebhookEndpoint) (WebhookEndpoint, error) {
+	if _, err := s.validateValue(v, in.requestSchema(), nil, nil, in); err != nil {
 		return WebhookEndpoint{}, err
 	}
 	secret := webhook.NewSecret()
@@ -211,9 +212,9 @@ func (s *Service) platformEndpoints(ctx context.Context, q store.Querier, platfo
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 //
-// Called through Idempotent(idem), a retry answers as the first call did.
-func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (DeletedEndpoint, error) {
-	return once(ctx, s, platformScope(platformID), "DeleteWebhookEndpoint", endpointID, func(a *attempt) (DeletedEndpoint, error) {
+// Options: WithKey, with which a retry answers as the first call did.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string, opts ...Call) (DeletedEndpoint, error) {
+	return once(ctx, s, options(opts).key, platformScope(platformID), "DeleteWebhookEndpoint", endpointID, func(a *attempt) (DeletedEndpoint, error) {
 		if err := s.validateEndpointID(endpointID); err != nil {
 			return DeletedEndpoint{}, err
 		}

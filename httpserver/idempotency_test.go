@@ -4,23 +4,40 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/pgtest"
 )
 
 // Every route that changes something runs its operation under the request's
 // Idempotency-Key: sent twice with one key, the second request gets the first answer
-// back, marked replayed. (A route that forgot the key would run again: another id, or
-// the same refusal without the mark.)
+// back byte for byte, marked replayed, although the clock has moved between them (the
+// answer shows the first call's time). (A route that forgot the key would run again:
+// another id, or the same refusal without the mark.)
 func TestIdempotencyEveryRoute(t *testing.T) {
 	ctx := context.Background()
-	svc, platform := freshService(t)
+	var clock atomic.Int64 // seconds past start; each request moves it on by 7
+	start := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	dsn, keyFile := pgtest.NewStore(t)
+	svc, err := payments.Open(ctx, dsn, payments.Options{KeyFile: keyFile,
+		Now: func() time.Time { return start.Add(time.Duration(clock.Load()) * time.Second) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	platform, err := svc.CreatePlatform(ctx, "Probe", payments.Sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
 	h := httpserver.NewWithOptions(svc, nil, unlimited)
 	user, err := svc.CreateUser(ctx, platform.PlatformID, payments.NewUser{Name: "Ada", Email: new("ada@example.com")})
 	if err != nil {
@@ -76,6 +93,7 @@ func TestIdempotencyEveryRoute(t *testing.T) {
 				req.Header.Set("Idempotency-Key", "once")
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
+				clock.Add(7)
 				return rec
 			}
 			first, again := send(), send()
@@ -83,10 +101,23 @@ func TestIdempotencyEveryRoute(t *testing.T) {
 				t.Fatalf("first: %d %s, replayed %q; want %d", first.Code, first.Body, first.Header().Get("Idempotent-Replayed"), tt.status)
 			}
 			if again.Code != first.Code || again.Body.String() != first.Body.String() || again.Header().Get("Idempotent-Replayed") != "true" {
-				t.Errorf("again: %d %s, replayed %q; want the first answer replayed", again.Code, again.Body, again.Header().Get("Idempotent-Replayed"))
+				t.Errorf("again: %d %s, replayed %q; want the first answer replayed: %s", again.Code, again.Body, again.Header().Get("Idempotent-Replayed"), first.Body)
+			}
+			if !equalHeaders(again.Header(), first.Header(), "Idempotent-Replayed", "X-Request-Id") {
+				t.Errorf("again: headers %v; first %v", again.Header(), first.Header())
 			}
 		})
 	}
+}
+
+// equalHeaders reports whether a and b are equal but for the headers named in except.
+func equalHeaders(a, b http.Header, except ...string) bool {
+	a, b = a.Clone(), b.Clone()
+	for _, name := range except {
+		a.Del(name)
+		b.Del(name)
+	}
+	return maps.EqualFunc(a, b, func(x, y []string) bool { return fmt.Sprint(x) == fmt.Sprint(y) })
 }
 
 // BenchmarkIdempotency measures what an Idempotency-Key costs a create (the lookup, and the

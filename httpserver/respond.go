@@ -62,6 +62,13 @@ func (e *throttled) Error() string { return "429 " + e.message }
 // otherwise. Internal faults and unavailable databases are logged with the request id
 // (their causes never answered) and counted.
 func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	s.answerError(w, r, err, s.svc.Now())
+}
+
+// answerError is writeError for an operation's error, whose envelope shows at (call.at): a
+// refusal stored under an Idempotency-Key shows the time of its first call, in its first
+// answer and in every replay.
+func (s *server) answerError(w http.ResponseWriter, r *http.Request, err error, at time.Time) {
 	var th *throttled
 	if errors.As(err, &th) {
 		h := w.Header()
@@ -98,8 +105,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			"method", r.Method, "path", r.URL.Path, "error", err)
 		w.Header().Set("Retry-After", unavailableRetryAfter)
 	}
-	status, body := s.render(nil, err, s.svc.Now())
-	writeBody(w, status, body)
+	writeJSON(w, statusByCode[code], errorEnvelope(payments.ErrorMessage(err), at))
 }
 
 func errorEnvelope(message string, now time.Time) payments.Envelope {
@@ -118,7 +124,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // encodeJSON is the body writeJSON writes, in memory of its own: for a caller that keeps
-// it (an idempotency key stores it).
+// it.
 func encodeJSON(status int, v any) []byte {
 	e := encode(status, v)
 	defer e.release()
@@ -166,15 +172,4 @@ func writeBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body) // #nosec G104 -- a failed write means the client has gone: nothing is left to tell it, and accessLog still logs the request
-}
-
-// render is the response to an operation's outcome, as the handlers and writeError answer
-// it, with at as its queryGeneratedTime: what an idempotency key stores and replays.
-func (s *server) render(result any, err error, at time.Time) (int, []byte) {
-	if err != nil {
-		status := statusByCode[payments.ErrorCode(err)]
-		return status, encodeJSON(status, errorEnvelope(payments.ErrorMessage(err), at))
-	}
-	return http.StatusOK, encodeJSON(http.StatusOK, payments.Envelope{
-		Success: true, Message: "Success", Data: result, QueryGeneratedTime: at.Unix()})
 }

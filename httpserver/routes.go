@@ -17,7 +17,7 @@ type effect int
 
 const (
 	reads   effect = iota
-	changes        // takes an Idempotency-Key: its operation runs under it (svc.Idempotent)
+	changes        // takes an Idempotency-Key: its operation runs under it (payments.WithKey)
 	// changesUnkeyed changes something, but its operation keeps no Idempotency-Key (one
 	// sent is ignored): enabling twice is enabling once, a resend retried schedules the
 	// delivery again, and a rotation retried rotates again (the secret the retry replaces

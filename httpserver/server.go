@@ -126,9 +126,10 @@ type call struct {
 	r      *http.Request
 	params []string // the route's path parameters
 	// idem is the request's Idempotency-Key on a route that changes something (nil: none):
-	// the handler runs its operation through svc.Idempotent(c.idem), which reports the
-	// stored response in it.
+	// the handler passes it to its operation (payments.WithKey), which reports in it
+	// whether the outcome was replayed, and when it was first produced.
 	idem *payments.Idempotency
+	svc  *payments.Service // whose clock times the answer (call.at)
 }
 
 // path returns the value of the route's path parameter name.
@@ -177,7 +178,7 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			s.writeError(w, r, err)
 			return
 		}
-		c := &call{r: r, params: params}
+		c := &call{r: r, params: params, svc: s.svc}
 		if err := s.authenticate(w, r, auth, raw, c); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -202,9 +203,6 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 				s.writeError(w, r, err)
 				return
 			}
-			if c.idem != nil {
-				c.idem.Render = s.render
-			}
 		}
 		if body == withBody && len(raw) > largeBodyBytes {
 			select {
@@ -215,15 +213,15 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 			}
 		}
 		resp, err := h(s, ctx, c)
-		if idem := c.idem; idem != nil && idem.Body != nil { // the outcome stored under the key
-			if idem.Replayed {
-				w.Header().Set(headerIdempotentReplayed, "true")
+		if idem := c.idem; idem != nil && idem.Replayed {
+			w.Header().Set(headerIdempotentReplayed, "true")
+			if stored := idem.Response; stored != nil { // rendered by an earlier version
+				writeBody(w, stored.Status, stored.Body)
+				return
 			}
-			writeBody(w, idem.Status, idem.Body)
-			return
 		}
 		if err != nil {
-			s.writeError(w, r, err)
+			s.answerError(w, r, err, c.at())
 			return
 		}
 		if ready, ok := resp.(rendered); ok {

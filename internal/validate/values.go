@@ -2,9 +2,9 @@ package validate
 
 import "reflect"
 
-// Request values (the structs a request body decodes into) as a service scoped to a
-// decoded request keeps and compares them: what it validated, and what an operation is
-// then given.
+// Request values (the structs a request body decodes into) as a validated request
+// (payments.Validation) keeps and compares them: what it validated, and what an operation
+// is then given.
 
 // CopyValue returns a copy of a request value that shares no memory with it: each pointer
 // field points to a copy of its own, each slice field is a slice of its own. Request
