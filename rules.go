@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
@@ -148,7 +149,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 	if err != nil {
 		return 0, err
 	}
-	source = storableText(source)
+	source = stored.Text(source)
 	var setID int64
 	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
 		setID = 0

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/queries"
@@ -69,6 +70,9 @@ func VerifyWebhook(secret string, header map[string][]string, body []byte, toler
 // AllEvents, as the only entry of an endpoint's events, subscribes it to every type,
 // those added later included. An endpoint created without events has it.
 const AllEvents = "*"
+
+// DisableAfter is how long an endpoint may fail every attempt before it is disabled.
+const DisableAfter = outbox.DisableAfter
 
 // secretOverlap is how long a rotated secret keeps signing deliveries beside the new one.
 const secretOverlap = 24 * time.Hour
@@ -310,8 +314,6 @@ func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscripti
 		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
 	}, err
 }
-
-func webhookSecretAAD(id string) string { return "webhook_endpoints.secret:" + id }
 
 func boolInt(b bool) int64 {
 	if b {
