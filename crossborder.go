@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/payeerules"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
@@ -75,14 +76,14 @@ func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validate.Vali
 	if c, ok := s.countryRules.Load(row.CountryCode); ok && c.(countryRules).setID == row.SetID {
 		return c.(countryRules).v, nil
 	}
-	var mandatory, optional []FieldRule
+	var mandatory, optional []payeerules.Field
 	if err := errors.Join(
 		jsonUnmarshal(row.MandatoryFields, &mandatory),
 		jsonUnmarshal(row.OptionalFields, &optional),
 	); err != nil {
 		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
 	}
-	v, err := countryChecks(s.schemas, row.CountryCode, row.BankIdentifierType, mandatory, optional)
+	v, err := payeerules.Compile(s.schemas, row.CountryCode, row.BankIdentifierType, mandatory, optional)
 	if err != nil {
 		return nil, err
 	}
