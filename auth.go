@@ -10,14 +10,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/platformsig"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
@@ -79,55 +76,8 @@ type platformRecord struct {
 	known            bool // false: the decoy that stands in for an unknown id
 	env              Environment
 	requireTimestamp bool
-	macs             *macPool // HMAC-SHA256 under the platform's secret
+	macs             *platformsig.MACs // HMAC-SHA256 under the platform's secret
 }
-
-// macPool reuses HMAC-SHA256 states keyed with one secret: Reset returns a state to its
-// keyed start, so a request neither keys nor allocates a new one.
-type macPool struct {
-	secret []byte
-	pool   sync.Pool // of *keyedMAC
-}
-
-// keyedMAC is an HMAC state with buffers for the message it is given and its sum.
-type keyedMAC struct {
-	hash.Hash
-	msg []byte
-	sum [sha256.Size]byte
-}
-
-func newMACPool(secret []byte) *macPool {
-	m := &macPool{secret: secret}
-	m.pool.New = func() any { return &keyedMAC{Hash: hmac.New(sha256.New, m.secret)} }
-	return m
-}
-
-func (m *macPool) get() *keyedMAC { return m.pool.Get().(*keyedMAC) }
-
-func (m *macPool) put(k *keyedMAC) {
-	k.Reset()
-	if cap(k.msg) <= 4<<10 { // a long request target's buffer is not kept
-		m.pool.Put(k)
-	}
-}
-
-// writeStringToSign writes StringToSign(method, target, body) without building it.
-func (k *keyedMAC) writeStringToSign(method, target string, body []byte) {
-	k.msg = append(append(k.msg[:0], method...), target...)
-	if len(body) == 0 { // a GET's, and most reads': the hash is known
-		k.msg = append(k.msg, emptyBodyHash...)
-	} else {
-		sum := sha256.Sum256(body)
-		k.msg = hex.AppendEncode(k.msg, sum[:])
-	}
-	k.Write(k.msg) // #nosec G104 -- a hash.Hash never returns an error from Write
-}
-
-// emptyBodyHash is the hex SHA-256 of an empty body, as StringToSign ends for one.
-var emptyBodyHash = func() string {
-	sum := sha256.Sum256(nil)
-	return hex.EncodeToString(sum[:])
-}()
 
 // StringToSign is the message a platform request's signature covers: the method, the
 // request target exactly as sent (path and query), and the hex SHA-256 of the body.
@@ -317,7 +267,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 		return uuid.Nil, refuse(AuthFailureMalformedPlatformID)
 	}
 	var sigBuf [sha256.Size]byte
-	sig, err := decodeSignature(&sigBuf, r.Signature)
+	sig, err := platformsig.DecodeSignature(&sigBuf, r.Signature)
 	if err != nil {
 		return uuid.Nil, refuse(AuthFailureMalformedSignature)
 	}
@@ -327,7 +277,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 			return uuid.Nil, err
 		}
 	}
-	plain, stamped, hasStamped := platformMACs(p.macs, r)
+	plain, stamped, hasStamped := p.macs.Sums(r.Method, r.Target, r.Body, r.Timestamp)
 	want := plain[:]
 	if p.requireTimestamp && hasStamped {
 		want = stamped[:]
@@ -374,50 +324,6 @@ func (s *Service) signatureRefusal(p platformRecord, sig, plain, stamped []byte,
 	return AuthFailureBadSignature
 }
 
-// platformMACs returns the HMACs under the pool's key of the request's string to sign in
-// the specification's form and, when the request carries X-Timestamp (hasStamped), in the
-// timestamped form. Both are computed whatever the platform requires: what
-// authentication costs depends on the request alone, never on the platform's record.
-func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped [sha256.Size]byte, hasStamped bool) {
-	mac := macs.get()
-	defer macs.put(mac)
-	mac.writeStringToSign(r.Method, r.Target, r.Body)
-	if r.Timestamp != "" {
-		// The timestamped form extends the plain one: go on from a copy of its state.
-		var ext hash.Hash
-		if c, ok := mac.Hash.(hash.Cloner); ok {
-			if clone, err := c.Clone(); err == nil {
-				ext = clone
-			}
-		}
-		if ext == nil {
-			ext = hmac.New(sha256.New, macs.secret)
-			ext.Write(mac.msg)
-		}
-		ext.Write([]byte(r.Timestamp))
-		copy(stamped[:], ext.Sum(mac.sum[:0]))
-		hasStamped = true
-	}
-	copy(plain[:], mac.Sum(mac.sum[:0]))
-	return plain, stamped, hasStamped
-}
-
-// decodeSignature decodes an X-Signature's hex digits, in either case, into buf when there
-// are as many as an HMAC-SHA256 has, as in any signature that can be right, without
-// allocating; a signature of another length is decoded apart, so that malformed hex is
-// told from a wrong signature whatever its length.
-func decodeSignature(buf *[sha256.Size]byte, s string) ([]byte, error) {
-	if len(s) != 2*sha256.Size {
-		return hex.DecodeString(s)
-	}
-	var digits [2 * sha256.Size]byte
-	copy(digits[:], s)
-	if _, err := hex.Decode(buf[:], digits[:]); err != nil {
-		return nil, err
-	}
-	return buf[:], nil
-}
-
 // checkTimestamp checks the X-Timestamp of a request whose signature is right, for a
 // platform that requires one: present, an integer, and at most the service's window
 // away from its clock, either way (exactly the window is accepted).
@@ -425,7 +331,7 @@ func (s *Service) checkTimestamp(value string) error {
 	if value == "" {
 		return refuse(AuthFailureMissingTimestamp)
 	}
-	ts, ok := parseTimestamp(value)
+	ts, ok := platformsig.ParseTimestamp(value)
 	if !ok {
 		return refuse(AuthFailureMalformedTimestamp)
 	}
@@ -434,17 +340,6 @@ func (s *Service) checkTimestamp(value string) error {
 		return refuse(AuthFailureStaleTimestamp)
 	}
 	return nil
-}
-
-// parseTimestamp reads Unix seconds written in decimal: an optional minus sign and
-// digits, nothing else (no "+", spaces or fraction), within int64.
-func parseTimestamp(s string) (int64, bool) {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, false
-	}
-	ts, err := strconv.ParseInt(s, 10, 64)
-	return ts, err == nil
 }
 
 // loadPlatform reads a platform's authentication record from the store and caches it. An
@@ -469,7 +364,7 @@ func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecor
 	if err != nil {
 		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
 	}
-	p := platformRecord{known: true, env: Environment(row.Environment), macs: newMACPool(secret),
+	p := platformRecord{known: true, env: Environment(row.Environment), macs: platformsig.NewMACs(secret),
 		requireTimestamp: row.RequireTimestamp != 0}
 	s.platforms.Put(id, p)
 	return p, nil
@@ -565,7 +460,7 @@ type decoys struct {
 func newDecoys() decoys {
 	secret := randomSecret()
 	return decoys{
-		decoy:     platformRecord{macs: newMACPool([]byte(secret))},
+		decoy:     platformRecord{macs: platformsig.NewMACs([]byte(secret))},
 		decoyHash: sha256.Sum256([]byte(secret)),
 		decoyAAD:  platformSecretAAD(uuid.NewString()),
 		mask:      uuid.New(),
