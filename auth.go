@@ -3,17 +3,14 @@ package payments
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/credentials"
 	"github.com/platform-payments/payments/internal/platformsig"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
@@ -69,14 +66,6 @@ type APIKey struct {
 type Caller struct {
 	UserID     uuid.UUID
 	PlatformID uuid.UUID
-}
-
-// platformRecord is what authentication needs of a platform.
-type platformRecord struct {
-	known            bool // false: the decoy that stands in for an unknown id
-	env              Environment
-	requireTimestamp bool
-	macs             *platformsig.MACs // HMAC-SHA256 under the platform's secret
 }
 
 // StringToSign is the message a platform request's signature covers: the method, the
@@ -271,19 +260,17 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 	if err != nil {
 		return uuid.Nil, refuse(AuthFailureMalformedSignature)
 	}
-	p, cached := s.platforms.Get(id)
-	if !cached {
-		if p, err = s.loadPlatform(ctx, id); err != nil {
-			return uuid.Nil, err
-		}
+	p, cached, err := s.credentials.Platform(ctx, id)
+	if err != nil {
+		return uuid.Nil, err
 	}
-	plain, stamped, hasStamped := p.macs.Sums(r.Method, r.Target, r.Body, r.Timestamp)
+	plain, stamped, hasStamped := p.MACs.Sums(r.Method, r.Target, r.Body, r.Timestamp)
 	want := plain[:]
-	if p.requireTimestamp && hasStamped {
+	if p.RequireTimestamp && hasStamped {
 		want = stamped[:]
 	}
-	if hmac.Equal(want, sig) && p.known && p.env == s.env {
-		if p.requireTimestamp {
+	if hmac.Equal(want, sig) && p.Known && Environment(p.Env) == s.env {
+		if p.RequireTimestamp {
 			if err := s.checkTimestamp(r.Timestamp); err != nil {
 				return uuid.Nil, err
 			}
@@ -291,7 +278,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 		return id, nil
 	}
 	if cached { // the lookup an unknown id costs
-		if _, err := s.loadPlatform(ctx, s.absent(id)); err != nil {
+		if _, err := s.credentials.LoadPlatform(ctx, s.credentials.Absent(id)); err != nil {
 			return uuid.Nil, err
 		}
 	}
@@ -303,20 +290,20 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 // X-Timestamp or without, whichever the platform does not sign) from another wrong
 // signature with one comparison more, made for any request with X-Timestamp, whatever
 // the platform requires: as in platformMACs, the cost depends on the request alone.
-func (s *Service) signatureRefusal(p platformRecord, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
+func (s *Service) signatureRefusal(p credentials.Platform, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
 	other := stamped
-	if p.requireTimestamp {
+	if p.RequireTimestamp {
 		other = plain
 	}
 	otherForm := hasStamped && hmac.Equal(other, sig)
 	switch {
 	case len(sig) != sha256.Size:
 		return AuthFailureMalformedSignature
-	case !p.known:
+	case !p.Known:
 		return AuthFailureUnknownPlatform
-	case p.env != s.env:
+	case Environment(p.Env) != s.env:
 		return AuthFailureWrongEnvironment
-	case otherForm && p.requireTimestamp:
+	case otherForm && p.RequireTimestamp:
 		return AuthFailureTimestampNotSigned
 	case otherForm:
 		return AuthFailureTimestampNotRequired
@@ -342,42 +329,6 @@ func (s *Service) checkTimestamp(value string) error {
 	return nil
 }
 
-// loadPlatform reads a platform's authentication record from the store and caches it. An
-// unknown id gets the decoy record, which no signature matches.
-func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
-	var row queries.Platform
-	err := s.query(ctx, func(q store.Querier) (err error) {
-		row, err = q.GetPlatform(ctx, id.String())
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		// What opening a found platform's sealed secret costs: it is not to tell them apart.
-		if _, err := s.keys.Open(s.decoySealed, s.decoyAAD); err != nil {
-			return platformRecord{}, err
-		}
-		return s.decoy, nil
-	}
-	if err != nil {
-		return platformRecord{}, err
-	}
-	secret, err := s.keys.Open(row.SecretSealed, platformSecretAAD(row.ID))
-	if err != nil {
-		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
-	}
-	p := platformRecord{known: true, env: Environment(row.Environment), macs: platformsig.NewMACs(secret),
-		requireTimestamp: row.RequireTimestamp != 0}
-	s.platforms.Put(id, p)
-	return p, nil
-}
-
-// apiCredential is what authentication needs of an API key.
-type apiCredential struct {
-	known      bool // false: the decoy that stands in for an unknown key
-	secretHash []byte
-	env        Environment
-	caller     Caller
-}
-
 // AuthenticateAPIKey checks the user-API's X-Api-Key and X-Api-Secret headers and returns
 // the user the key belongs to. As for platforms, a failure costs the same whether or not
 // the key exists: the secret's hash compared with the key's (or a decoy's), and one store
@@ -397,83 +348,26 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 	if err != nil {
 		return Caller{}, refuse(AuthFailureMalformedAPIKey)
 	}
-	c, cached := s.apiKeys.Get(key)
-	if !cached {
-		if c, err = s.loadAPICredential(ctx, key); err != nil {
-			return Caller{}, err
-		}
+	c, cached, err := s.credentials.APIKey(ctx, key)
+	if err != nil {
+		return Caller{}, err
 	}
 	sum := sha256.Sum256([]byte(apiSecret))
-	if subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1 && c.known && c.env == s.env {
-		return c.caller, nil
+	if subtle.ConstantTimeCompare(sum[:], c.SecretHash) == 1 && c.Known && Environment(c.Env) == s.env {
+		return Caller{UserID: c.UserID, PlatformID: c.PlatformID}, nil
 	}
 	if cached { // the lookup an unknown key costs
-		if _, err := s.loadAPICredential(ctx, s.absent(key)); err != nil {
+		if _, err := s.credentials.LoadAPIKey(ctx, s.credentials.Absent(key)); err != nil {
 			return Caller{}, err
 		}
 	}
 	switch {
-	case !c.known:
+	case !c.Known:
 		return Caller{}, refuse(AuthFailureUnknownAPIKey)
-	case c.env != s.env:
+	case Environment(c.Env) != s.env:
 		return Caller{}, refuse(AuthFailureWrongEnvironment)
 	}
 	return Caller{}, refuse(AuthFailureBadAPISecret)
-}
-
-// loadAPICredential reads an API key's credential from the store and caches it. An unknown
-// key gets the decoy, whose hash no secret has.
-func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCredential, error) {
-	var row queries.GetAPICredentialRow
-	err := s.query(ctx, func(q store.Querier) (err error) {
-		row, err = q.GetAPICredential(ctx, key.String())
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return apiCredential{secretHash: s.decoyHash[:]}, nil
-	}
-	if err != nil {
-		return apiCredential{}, err
-	}
-	c := apiCredential{
-		known:      true,
-		secretHash: row.SecretHash,
-		env:        Environment(row.Environment),
-		caller:     Caller{UserID: uuid.MustParse(row.UserID), PlatformID: uuid.MustParse(row.PlatformID)},
-	}
-	s.apiKeys.Put(key, c)
-	return c, nil
-}
-
-// decoys are the stand-ins for an unknown platform id and an unknown API key: a platform
-// record whose key is as long as a real secret, and a secret's hash, both of a random
-// secret no one holds; a sealed secret as long as a platform's, opened in place of one;
-// and a random mask that turns a known id into one that is not.
-type decoys struct {
-	decoy       platformRecord
-	decoyHash   [sha256.Size]byte
-	decoySealed string // set once the keys are (Open)
-	decoyAAD    string
-	mask        uuid.UUID
-}
-
-func newDecoys() decoys {
-	secret := randomSecret()
-	return decoys{
-		decoy:     platformRecord{macs: platformsig.NewMACs([]byte(secret))},
-		decoyHash: sha256.Sum256([]byte(secret)),
-		decoyAAD:  platformSecretAAD(uuid.NewString()),
-		mask:      uuid.New(),
-	}
-}
-
-// absent returns an id that no platform or key has (but for a chance of 2^-122), as far
-// from id in the store's index as a random id would be.
-func (d *decoys) absent(id uuid.UUID) uuid.UUID {
-	for i := range id {
-		id[i] ^= d.mask[i]
-	}
-	return id
 }
 
 // CreatePlatform registers a platform of the given environment (the service's own when
@@ -564,13 +458,8 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	return key, nil
 }
 
-// randomSecret returns 256 random bits as hex. Secrets are random, not chosen by people,
-// so one SHA-256 is a sufficient hash for storing them.
-func randomSecret() string {
-	b := make([]byte, 32)
-	rand.Read(b) // never returns an error (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b)
-}
+// randomSecret returns 256 random bits as hex (credentials.NewSecret).
+func randomSecret() string { return credentials.NewSecret() }
 
 // parseID returns the canonical form of an administrative id argument.
 func parseID(id, what string) (string, error) {

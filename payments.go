@@ -34,6 +34,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/cache"
+	"github.com/platform-payments/payments/internal/credentials"
 	"github.com/platform-payments/payments/internal/datakeys"
 	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/seal"
@@ -149,13 +150,10 @@ type core struct {
 
 	// What authentication has read of platforms and API keys: never changed or deleted
 	// once created, so an entry never goes stale.
-	platforms *cache.Bounded[uuid.UUID, platformRecord]
-	apiKeys   *cache.Bounded[uuid.UUID, apiCredential]
+	credentials *credentials.Credentials
 	// users holds users as Get User shows them, once read: those fields never change
 	// (verified_at does, and is not among them) and users are never deleted.
 	users *cache.Bounded[userKey, User]
-	// decoys stand in for unknown credentials, so that they cost what known ones do.
-	decoys
 
 	// Idempotency keys: how long they are remembered, the keys whose first call is
 	// running, and when expired ones were last purged.
@@ -178,9 +176,6 @@ type core struct {
 	countryRules sync.Map // country code -> countryRules
 }
 
-// maxCachedCredentials bounds each credential cache: about 200 bytes an entry.
-const maxCachedCredentials = 100_000
-
 // maxCachedUsers bounds the user cache: about 300 bytes an entry.
 const maxCachedUsers = 100_000
 
@@ -192,9 +187,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
-	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
-		platforms:    cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
-		apiKeys:      cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
+	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID,
 		users:        cache.New[userKey, User](maxCachedUsers),
 		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}}
 	if s.env == "" {
@@ -256,7 +249,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.decoySealed = s.keys.Seal([]byte(randomSecret()), s.decoyAAD)
+	s.credentials = credentials.New(s.query, s.keys)
 	s.outbox = outbox.New(outbox.Config{
 		Write: func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
 			return s.write(ctx, store.WriteOptions{}, fn)
