@@ -13,9 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/platform-payments/payments/internal/payeerules"
 	"github.com/platform-payments/payments/internal/store"
-	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -65,32 +63,6 @@ func ProviderAccountType(bankAccType string) (string, error) {
 	return code, nil
 }
 
-// countryRules is a country's compiled field rules, valid while its rule set is in force.
-type countryRules struct {
-	setID int64
-	v     *validate.Validator
-}
-
-// countryValidator returns the compiled field rules of a country of the rule set in force.
-func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validate.Validator, error) {
-	if c, ok := s.countryRules.Load(row.CountryCode); ok && c.(countryRules).setID == row.SetID {
-		return c.(countryRules).v, nil
-	}
-	var mandatory, optional []payeerules.Field
-	if err := errors.Join(
-		jsonUnmarshal(row.MandatoryFields, &mandatory),
-		jsonUnmarshal(row.OptionalFields, &optional),
-	); err != nil {
-		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
-	}
-	v, err := payeerules.Compile(s.schemas, row.CountryCode, row.BankIdentifierType, mandatory, optional)
-	if err != nil {
-		return nil, err
-	}
-	s.countryRules.Store(row.CountryCode, countryRules{setID: row.SetID, v: v})
-	return v, nil
-}
-
 // AddPayeeBank adds a cross-border bank account of one of a user's payees. The body meets
 // its schema first, then the destination country's payee rules: the mandatory fields,
 // the country's lengths, and its formats (IFSC, IBAN, CLABE, digits).
@@ -137,7 +109,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 		if err != nil {
 			return err
 		}
-		rules, err := s.countryValidator(country)
+		rules, err := s.countryRules.Validator(s.schemas, country)
 		if err != nil {
 			return err
 		}

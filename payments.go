@@ -37,6 +37,7 @@ import (
 	"github.com/platform-payments/payments/internal/credentials"
 	"github.com/platform-payments/payments/internal/datakeys"
 	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/payeerules"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/stored"
@@ -173,7 +174,7 @@ type core struct {
 
 	// countryRules caches each country's compiled payee rules with the rule set they
 	// came from; a newer set (loaded by another process, too) replaces them on next use.
-	countryRules sync.Map // country code -> countryRules
+	countryRules payeerules.Cache
 }
 
 // maxCachedUsers bounds the user cache: about 300 bytes an entry.

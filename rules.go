@@ -179,7 +179,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 		return 0, err
 	}
 	for country, v := range compiled { // compiled to check the file: kept for use
-		s.countryRules.Store(country, countryRules{setID: setID, v: v})
+		s.countryRules.Put(country, setID, v)
 	}
 	return len(rules), nil
 }

@@ -3,14 +3,18 @@
 package payeerules
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/platform-payments/payments/internal/validate"
+	"github.com/platform-payments/payments/queries"
 )
 
 // Field is one payee field rule of a country, as payments.FieldRule (which converts to it).
@@ -255,4 +259,43 @@ func ruleProblem(country, field, identifierType string, rule Field, listed bool)
 		}
 		return ""
 	}
+}
+
+// Cache holds each country's compiled field rules with the rule set they came from; a
+// newer set (loaded by another process, too) replaces them on next use. The zero value is
+// empty and ready.
+type Cache struct {
+	m sync.Map // country code -> compiled
+}
+
+// compiled is a country's compiled field rules, valid while its rule set is in force.
+type compiled struct {
+	setID int64
+	v     *validate.Validator
+}
+
+// Put keeps a country's field rules of rule set setID, compiled.
+func (c *Cache) Put(country string, setID int64, v *validate.Validator) {
+	c.m.Store(country, compiled{setID: setID, v: v})
+}
+
+// Validator returns the compiled field rules of a country of the rule set in force, as
+// row stores them, compiling them against v when the cache has not them.
+func (c *Cache) Validator(v *validate.Validator, row queries.PayeeRuleCountry) (*validate.Validator, error) {
+	if e, ok := c.m.Load(row.CountryCode); ok && e.(compiled).setID == row.SetID {
+		return e.(compiled).v, nil
+	}
+	var mandatory, optional []Field
+	if err := errors.Join(
+		json.Unmarshal([]byte(row.MandatoryFields), &mandatory),
+		json.Unmarshal([]byte(row.OptionalFields), &optional),
+	); err != nil {
+		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
+	}
+	compiledV, err := Compile(v, row.CountryCode, row.BankIdentifierType, mandatory, optional)
+	if err != nil {
+		return nil, err
+	}
+	c.Put(row.CountryCode, row.SetID, compiledV)
+	return compiledV, nil
 }
