@@ -12,6 +12,7 @@ import (
 
 	"github.com/platform-payments/payments/internal/credentials"
 	"github.com/platform-payments/payments/internal/platformsig"
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
@@ -397,7 +398,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if problem := validate.TextProblem(name); problem != "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "Invalid platform name: %s.", problem)
 	}
-	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env,
+	creds := PlatformCredentials{PlatformID: s.newID(), Secret: credentials.NewSecret(), Environment: env,
 		RequireTimestamp: opt.RequireTimestamp}
 	var requireTimestamp int64
 	if opt.RequireTimestamp {
@@ -408,7 +409,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 			ID:               creds.PlatformID.String(),
 			Name:             name,
 			Environment:      string(env),
-			SecretSealed:     s.keys.Seal([]byte(creds.Secret), platformSecretAAD(creds.PlatformID.String())),
+			SecretSealed:     s.keys.Seal([]byte(creds.Secret), seal.PlatformSecretAAD(creds.PlatformID.String())),
 			RequireTimestamp: requireTimestamp,
 			CreatedAt:        formatTime(s.Now()),
 		})
@@ -439,7 +440,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	if err != nil {
 		return APIKey{}, err
 	}
-	key := APIKey{APIKey: s.newID(), APISecret: randomSecret()}
+	key := APIKey{APIKey: s.newID(), APISecret: credentials.NewSecret()}
 	sum := sha256.Sum256([]byte(key.APISecret))
 	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUser(ctx, uid); err != nil {
@@ -457,9 +458,6 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	}
 	return key, nil
 }
-
-// randomSecret returns 256 random bits as hex (credentials.NewSecret).
-func randomSecret() string { return credentials.NewSecret() }
 
 // parseID returns the canonical form of an administrative id argument.
 func parseID(id, what string) (string, error) {

@@ -13,7 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -133,7 +135,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, platformID uuid.
 			ID:                  b.BankID.String(),
 			UserID:              user.ID,
 			PayeeID:             payeeID,
-			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
+			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), seal.PayeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
 			BankNickName:        b.BankNickName,
@@ -245,7 +247,7 @@ func payeeAddressFromRow(r queries.PayeeAddress) (PayeeAddress, error) {
 	if err != nil {
 		return PayeeAddress{}, err
 	}
-	updated, err := parseNullTime(r.UpdatedAt)
+	updated, err := stored.ParseNullTime(r.UpdatedAt)
 	return PayeeAddress{
 		ID:           uuid.MustParse(r.ID),
 		PayeeID:      uuid.MustParse(r.PayeeID),

@@ -109,7 +109,7 @@ func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, 
 		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
 	})
 	if n > 0 {
-		s.due.Store(true)
+		s.outbox.MarkDue()
 	}
 	return err
 }
@@ -312,7 +312,7 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 			}); err != nil {
 				return err
 			}
-			s.due.Store(true)
+			s.outbox.MarkDue()
 		}
 		return nil
 	})

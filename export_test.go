@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres"
@@ -14,9 +15,9 @@ import (
 
 // The associated data each sealed column binds its values to.
 var (
-	PlatformSecretAAD    = platformSecretAAD
-	BankAccountNumberAAD = bankAccountNumberAAD
-	PayeeBankNumberAAD   = payeeBankNumberAAD
+	PlatformSecretAAD    = seal.PlatformSecretAAD
+	BankAccountNumberAAD = seal.BankAccountNumberAAD
+	PayeeBankNumberAAD   = seal.PayeeBankNumberAAD
 )
 
 // Unseal opens a value the service stored sealed, with the service's keys.

@@ -67,9 +67,6 @@ type Rotation = datakeys.Rotation
 // DataKeyInfo describes a data key of the database, as DataKeys().List reports it.
 type DataKeyInfo = datakeys.Info
 
-// The associated data of each sealed column (package seal lists them).
-func platformSecretAAD(id string) string     { return seal.PlatformSecretAAD(id) }
-func bankAccountNumberAAD(id string) string  { return seal.BankAccountNumberAAD(id) }
-func payeeBankNumberAAD(id string) string    { return seal.PayeeBankNumberAAD(id) }
+// idempotencyOutcomeAAD binds a stored outcome to its row (package seal lists the
+// associated data of each sealed column).
 func idempotencyOutcomeAAD(id string) string { return seal.IdempotencyOutcomeAAD(id) }
-func webhookSecretAAD(id string) string      { return seal.WebhookSecretAAD(id) }

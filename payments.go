@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -165,11 +164,8 @@ type core struct {
 
 	// webhookAllow is Options.WebhookAllow.
 	webhookAllow []netip.Prefix
-	// due is set when a write has added deliveries; write then signals wake, which the
-	// dispatcher of this process waits on (Outbox().DeliveriesDue).
-	due  atomic.Bool
-	wake chan struct{}
-	// outbox is the deliveries, as a dispatcher works them (Outbox).
+	// outbox is the deliveries, as a dispatcher works them (Outbox); a write that added
+	// some signals the dispatcher of this process (Outbox().DeliveriesDue).
 	outbox *outbox.Outbox
 
 	// countryRules caches each country's compiled payee rules with the rule set they
@@ -190,7 +186,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	}
 	s := &Service{core: &core{env: opts.Environment, now: opts.Now, newID: opts.NewID,
 		users:        cache.New[userKey, User](maxCachedUsers),
-		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}}
+		webhookAllow: opts.WebhookAllow, readOnly: opts.ReadOnly}}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -219,6 +215,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
+	s.outbox = outbox.New(outbox.Config{
+		Write: s.writeAlone,
+		Query: s.query, Now: s.Now,
+		Open: func(sealed, aad string) ([]byte, error) { return s.keys.Open(sealed, aad) },
+	})
 	engine, err := engineFor(dsn)
 	if err != nil {
 		return nil, err
@@ -226,7 +227,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	s.store, err = engine.Open(ctx, dsn, store.Config{
 		MaxConns:      opts.MaxConns,
 		ReadOnly:      opts.ReadOnly,
-		DeliveriesDue: func() { s.due.Store(true) },
+		DeliveriesDue: s.outbox.MarkDue,
 		// The data keys are set up in the migration's transaction, so that two processes
 		// opening one new database agree on its first key.
 		Setup: func(ctx context.Context, q store.Querier) error { return s.setUpKeys(ctx, q, dsn, opts) },
@@ -251,12 +252,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.credentials = credentials.New(s.query, s.keys)
-	s.outbox = outbox.New(outbox.Config{
-		Write: func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-			return s.write(ctx, store.WriteOptions{}, fn)
-		},
-		Query: s.query, Now: s.Now, Keys: s.keys, Due: s.wake,
-	})
 	return s, nil
 }
 
@@ -269,10 +264,8 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, dsn string, op
 	}
 	k, err := datakeys.SetUp(ctx, q, datakeys.Config{
 		Keys: opts.DataKeys, KeyFile: file, ReadOnly: opts.ReadOnly, Now: s.Now,
-		Write: func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
-			return s.write(ctx, store.WriteOptions{}, fn)
-		},
-		Read: s.read, Reads: func() store.Querier { return s.store.Reads() },
+		Write: s.writeAlone,
+		Read:  s.read, Reads: func() store.Querier { return s.store.Reads() },
 		Unavailable: func(err error) bool { return ErrorCode(err) == CodeUnavailable },
 	})
 	if err != nil {
@@ -333,13 +326,15 @@ func (s *Service) write(ctx context.Context, opts store.WriteOptions, fn func(ct
 		return errReadOnly
 	}
 	err := s.store.Write(ctx, opts, fn)
-	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
-		select {
-		case s.wake <- struct{}{}:
-		default: // a signal is waiting already
-		}
+	if err == nil {
+		s.outbox.Committed()
 	}
 	return s.unavailable(err)
+}
+
+// writeAlone is write scheduled alone, for the outbox and the data keys' administration.
+func (s *Service) writeAlone(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	return s.write(ctx, store.WriteOptions{}, fn)
 }
 
 // errReadOnly answers a write of a service opened with Options.ReadOnly.
@@ -369,8 +364,6 @@ func (s *Service) Environment() Environment { return s.env }
 func formatTime(t time.Time) string { return stored.Time(t) }
 
 func parseTime(s string) (time.Time, error) { return stored.ParseTime(s) }
-
-func parseNullTime(s *string) (*time.Time, error) { return stored.ParseNullTime(s) }
 
 // notFound maps sql.ErrNoRows to a CodeNotFound error with msg; other errors pass through.
 func notFound(err error, msg string) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/queries"
@@ -148,7 +149,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, platfor
 		}
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
-			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
 			CreatedAt: formatTime(s.Now()),
 		})
 		if err != nil {
@@ -259,7 +260,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID,
 		secret := webhook.NewSecret()
 		row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
 			PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
-			SecretSealed:  s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			SecretSealed:  s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
 			ID:            id, PlatformID: platformID.String(),
 		})
 		return row, secret.Text(), err

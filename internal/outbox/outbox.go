@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/platform-payments/payments/internal/seal"
@@ -23,8 +24,12 @@ type Outbox struct {
 	write func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error
 	query func(ctx context.Context, fn func(q store.Querier) error) error
 	now   func() time.Time
-	keys  *seal.Keyring
-	due   <-chan struct{}
+	open  func(sealed, aad string) ([]byte, error)
+
+	// due is set when a write has added deliveries (MarkDue); once it commits, wake
+	// signals the dispatcher of this process (DeliveriesDue).
+	due  atomic.Bool
+	wake chan struct{}
 }
 
 // Config is what an outbox uses of its service.
@@ -35,15 +40,28 @@ type Config struct {
 	Query func(ctx context.Context, fn func(q store.Querier) error) error
 	// Now is the service's clock, truncated to the stored precision.
 	Now func() time.Time
-	// Keys open the endpoints' sealed secrets.
-	Keys *seal.Keyring
-	// Due receives when a write of the service has committed deliveries.
-	Due <-chan struct{}
+	// Open opens an endpoint's sealed secret with the service's data keys.
+	Open func(sealed, aad string) ([]byte, error)
 }
 
 // New returns the outbox of the service cfg describes.
 func New(cfg Config) *Outbox {
-	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, keys: cfg.Keys, due: cfg.Due}
+	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, wake: make(chan struct{}, 1)}
+}
+
+// MarkDue says that the write under way adds deliveries: once it commits (Committed),
+// the dispatcher of this process is woken.
+func (o *Outbox) MarkDue() { o.due.Store(true) }
+
+// Committed wakes the dispatcher of this process when the write that just committed
+// added deliveries.
+func (o *Outbox) Committed() {
+	if o.due.Load() && o.due.CompareAndSwap(true, false) {
+		select {
+		case o.wake <- struct{}{}:
+		default: // a signal is waiting already
+		}
+	}
 }
 
 // DisableAfter is how long an endpoint may fail every attempt before it is disabled.
@@ -169,7 +187,7 @@ func (o *Outbox) endpointSecrets(e queries.WebhookEndpoint, now time.Time) ([]we
 	}
 	var out []webhook.Secret
 	for _, v := range sealed {
-		plain, err := o.keys.Open(v, seal.WebhookSecretAAD(e.ID))
+		plain, err := o.open(v, seal.WebhookSecretAAD(e.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -347,4 +365,4 @@ func (o *Outbox) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 // DeliveriesDue returns a channel that receives when a change has just committed events
 // with deliveries, so that a dispatcher in this process can send them at once instead of
 // at its next poll.
-func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.due }
+func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.wake }
