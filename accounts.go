@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -146,7 +147,7 @@ func (s *Service) bankAccountParams(in NewBankAccount) queries.CreateBankAccount
 		ID:                   id,
 		NickName:             in.NickName,
 		BankName:             in.BankName,
-		AccountNumberSealed:  s.keys.Seal([]byte(in.AccountNumber), bankAccountNumberAAD(id)),
+		AccountNumberSealed:  s.keys.Seal([]byte(in.AccountNumber), seal.BankAccountNumberAAD(id)),
 		AccountNumberIndex:   s.index.BankAccount(userID, in.RoutingNumber, in.AccountNumber),
 		RoutingNumber:        in.RoutingNumber,
 		BankAddress:          in.BankAddress,
@@ -193,7 +194,7 @@ func (s *Service) GetBankAccount(ctx context.Context, platformID uuid.UUID, acco
 	}
 	// Only the last four digits are shown, but even those are kept nowhere in the clear:
 	// of a short number they would be most of it.
-	number, err := s.keys.Open(row.AccountNumberSealed, bankAccountNumberAAD(row.ID))
+	number, err := s.keys.Open(row.AccountNumberSealed, seal.BankAccountNumberAAD(row.ID))
 	if err != nil {
 		return BankAccount{}, fmt.Errorf("payments: number of bank account %s: %w", row.ID, err)
 	}

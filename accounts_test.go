@@ -117,8 +117,8 @@ func TestAddBankAccount(t *testing.T) {
 		if holder != "A. Lovelace" || owner != u.UserID.String() {
 			t.Errorf("stored %q, %q", holder, owner)
 		}
-		if !strings.HasPrefix(sealed, "v1:"+svc.DataKeyID()+":") || strings.Contains(sealed, "123456789") {
-			t.Errorf("account number stored as %q, want it sealed under %s", sealed, svc.DataKeyID())
+		if !strings.HasPrefix(sealed, "v1:"+svc.DataKeys().SealingID()+":") || strings.Contains(sealed, "123456789") {
+			t.Errorf("account number stored as %q, want it sealed under %s", sealed, svc.DataKeys().SealingID())
 		}
 		if number, err := svc.Unseal(sealed, payments.BankAccountNumberAAD(got.AccountID.String())); err != nil || number != "000123456789" {
 			t.Errorf("sealed account number opens to %q, %v", number, err)

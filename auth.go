@@ -3,21 +3,16 @@ package payments
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"database/sql"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"hash"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/credentials"
+	"github.com/platform-payments/payments/internal/platformsig"
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
@@ -73,61 +68,6 @@ type Caller struct {
 	UserID     uuid.UUID
 	PlatformID uuid.UUID
 }
-
-// platformRecord is what authentication needs of a platform.
-type platformRecord struct {
-	known            bool // false: the decoy that stands in for an unknown id
-	env              Environment
-	requireTimestamp bool
-	macs             *macPool // HMAC-SHA256 under the platform's secret
-}
-
-// macPool reuses HMAC-SHA256 states keyed with one secret: Reset returns a state to its
-// keyed start, so a request neither keys nor allocates a new one.
-type macPool struct {
-	secret []byte
-	pool   sync.Pool // of *keyedMAC
-}
-
-// keyedMAC is an HMAC state with buffers for the message it is given and its sum.
-type keyedMAC struct {
-	hash.Hash
-	msg []byte
-	sum [sha256.Size]byte
-}
-
-func newMACPool(secret []byte) *macPool {
-	m := &macPool{secret: secret}
-	m.pool.New = func() any { return &keyedMAC{Hash: hmac.New(sha256.New, m.secret)} }
-	return m
-}
-
-func (m *macPool) get() *keyedMAC { return m.pool.Get().(*keyedMAC) }
-
-func (m *macPool) put(k *keyedMAC) {
-	k.Reset()
-	if cap(k.msg) <= 4<<10 { // a long request target's buffer is not kept
-		m.pool.Put(k)
-	}
-}
-
-// writeStringToSign writes StringToSign(method, target, body) without building it.
-func (k *keyedMAC) writeStringToSign(method, target string, body []byte) {
-	k.msg = append(append(k.msg[:0], method...), target...)
-	if len(body) == 0 { // a GET's, and most reads': the hash is known
-		k.msg = append(k.msg, emptyBodyHash...)
-	} else {
-		sum := sha256.Sum256(body)
-		k.msg = hex.AppendEncode(k.msg, sum[:])
-	}
-	k.Write(k.msg) // #nosec G104 -- a hash.Hash never returns an error from Write
-}
-
-// emptyBodyHash is the hex SHA-256 of an empty body, as StringToSign ends for one.
-var emptyBodyHash = func() string {
-	sum := sha256.Sum256(nil)
-	return hex.EncodeToString(sum[:])
-}()
 
 // StringToSign is the message a platform request's signature covers: the method, the
 // request target exactly as sent (path and query), and the hex SHA-256 of the body.
@@ -317,23 +257,21 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 		return uuid.Nil, refuse(AuthFailureMalformedPlatformID)
 	}
 	var sigBuf [sha256.Size]byte
-	sig, err := decodeSignature(&sigBuf, r.Signature)
+	sig, err := platformsig.DecodeSignature(&sigBuf, r.Signature)
 	if err != nil {
 		return uuid.Nil, refuse(AuthFailureMalformedSignature)
 	}
-	p, cached := s.platforms.Get(id)
-	if !cached {
-		if p, err = s.loadPlatform(ctx, id); err != nil {
-			return uuid.Nil, err
-		}
+	p, cached, err := s.credentials.Platform(ctx, id)
+	if err != nil {
+		return uuid.Nil, err
 	}
-	plain, stamped, hasStamped := platformMACs(p.macs, r)
+	plain, stamped, hasStamped := p.MACs.Sums(r.Method, r.Target, r.Body, r.Timestamp)
 	want := plain[:]
-	if p.requireTimestamp && hasStamped {
+	if p.RequireTimestamp && hasStamped {
 		want = stamped[:]
 	}
-	if hmac.Equal(want, sig) && p.known && p.env == s.env {
-		if p.requireTimestamp {
+	if hmac.Equal(want, sig) && p.Known && Environment(p.Env) == s.env {
+		if p.RequireTimestamp {
 			if err := s.checkTimestamp(r.Timestamp); err != nil {
 				return uuid.Nil, err
 			}
@@ -341,7 +279,7 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 		return id, nil
 	}
 	if cached { // the lookup an unknown id costs
-		if _, err := s.loadPlatform(ctx, s.absent(id)); err != nil {
+		if _, err := s.credentials.LoadPlatform(ctx, s.credentials.Absent(id)); err != nil {
 			return uuid.Nil, err
 		}
 	}
@@ -353,69 +291,25 @@ func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformReq
 // X-Timestamp or without, whichever the platform does not sign) from another wrong
 // signature with one comparison more, made for any request with X-Timestamp, whatever
 // the platform requires: as in platformMACs, the cost depends on the request alone.
-func (s *Service) signatureRefusal(p platformRecord, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
+func (s *Service) signatureRefusal(p credentials.Platform, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
 	other := stamped
-	if p.requireTimestamp {
+	if p.RequireTimestamp {
 		other = plain
 	}
 	otherForm := hasStamped && hmac.Equal(other, sig)
 	switch {
 	case len(sig) != sha256.Size:
 		return AuthFailureMalformedSignature
-	case !p.known:
+	case !p.Known:
 		return AuthFailureUnknownPlatform
-	case p.env != s.env:
+	case Environment(p.Env) != s.env:
 		return AuthFailureWrongEnvironment
-	case otherForm && p.requireTimestamp:
+	case otherForm && p.RequireTimestamp:
 		return AuthFailureTimestampNotSigned
 	case otherForm:
 		return AuthFailureTimestampNotRequired
 	}
 	return AuthFailureBadSignature
-}
-
-// platformMACs returns the HMACs under the pool's key of the request's string to sign in
-// the specification's form and, when the request carries X-Timestamp (hasStamped), in the
-// timestamped form. Both are computed whatever the platform requires: what
-// authentication costs depends on the request alone, never on the platform's record.
-func platformMACs(macs *macPool, r PlatformRequest) (plain, stamped [sha256.Size]byte, hasStamped bool) {
-	mac := macs.get()
-	defer macs.put(mac)
-	mac.writeStringToSign(r.Method, r.Target, r.Body)
-	if r.Timestamp != "" {
-		// The timestamped form extends the plain one: go on from a copy of its state.
-		var ext hash.Hash
-		if c, ok := mac.Hash.(hash.Cloner); ok {
-			if clone, err := c.Clone(); err == nil {
-				ext = clone
-			}
-		}
-		if ext == nil {
-			ext = hmac.New(sha256.New, macs.secret)
-			ext.Write(mac.msg)
-		}
-		ext.Write([]byte(r.Timestamp))
-		copy(stamped[:], ext.Sum(mac.sum[:0]))
-		hasStamped = true
-	}
-	copy(plain[:], mac.Sum(mac.sum[:0]))
-	return plain, stamped, hasStamped
-}
-
-// decodeSignature decodes an X-Signature's hex digits, in either case, into buf when there
-// are as many as an HMAC-SHA256 has, as in any signature that can be right, without
-// allocating; a signature of another length is decoded apart, so that malformed hex is
-// told from a wrong signature whatever its length.
-func decodeSignature(buf *[sha256.Size]byte, s string) ([]byte, error) {
-	if len(s) != 2*sha256.Size {
-		return hex.DecodeString(s)
-	}
-	var digits [2 * sha256.Size]byte
-	copy(digits[:], s)
-	if _, err := hex.Decode(buf[:], digits[:]); err != nil {
-		return nil, err
-	}
-	return buf[:], nil
 }
 
 // checkTimestamp checks the X-Timestamp of a request whose signature is right, for a
@@ -425,7 +319,7 @@ func (s *Service) checkTimestamp(value string) error {
 	if value == "" {
 		return refuse(AuthFailureMissingTimestamp)
 	}
-	ts, ok := parseTimestamp(value)
+	ts, ok := platformsig.ParseTimestamp(value)
 	if !ok {
 		return refuse(AuthFailureMalformedTimestamp)
 	}
@@ -434,53 +328,6 @@ func (s *Service) checkTimestamp(value string) error {
 		return refuse(AuthFailureStaleTimestamp)
 	}
 	return nil
-}
-
-// parseTimestamp reads Unix seconds written in decimal: an optional minus sign and
-// digits, nothing else (no "+", spaces or fraction), within int64.
-func parseTimestamp(s string) (int64, bool) {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || strings.Trim(digits, "0123456789") != "" {
-		return 0, false
-	}
-	ts, err := strconv.ParseInt(s, 10, 64)
-	return ts, err == nil
-}
-
-// loadPlatform reads a platform's authentication record from the store and caches it. An
-// unknown id gets the decoy record, which no signature matches.
-func (s *Service) loadPlatform(ctx context.Context, id uuid.UUID) (platformRecord, error) {
-	var row queries.Platform
-	err := s.query(ctx, func(q store.Querier) (err error) {
-		row, err = q.GetPlatform(ctx, id.String())
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		// What opening a found platform's sealed secret costs: it is not to tell them apart.
-		if _, err := s.keys.Open(s.decoySealed, s.decoyAAD); err != nil {
-			return platformRecord{}, err
-		}
-		return s.decoy, nil
-	}
-	if err != nil {
-		return platformRecord{}, err
-	}
-	secret, err := s.keys.Open(row.SecretSealed, platformSecretAAD(row.ID))
-	if err != nil {
-		return platformRecord{}, fmt.Errorf("payments: secret of platform %s: %w", row.ID, err)
-	}
-	p := platformRecord{known: true, env: Environment(row.Environment), macs: newMACPool(secret),
-		requireTimestamp: row.RequireTimestamp != 0}
-	s.platforms.Put(id, p)
-	return p, nil
-}
-
-// apiCredential is what authentication needs of an API key.
-type apiCredential struct {
-	known      bool // false: the decoy that stands in for an unknown key
-	secretHash []byte
-	env        Environment
-	caller     Caller
 }
 
 // AuthenticateAPIKey checks the user-API's X-Api-Key and X-Api-Secret headers and returns
@@ -502,83 +349,26 @@ func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret stri
 	if err != nil {
 		return Caller{}, refuse(AuthFailureMalformedAPIKey)
 	}
-	c, cached := s.apiKeys.Get(key)
-	if !cached {
-		if c, err = s.loadAPICredential(ctx, key); err != nil {
-			return Caller{}, err
-		}
+	c, cached, err := s.credentials.APIKey(ctx, key)
+	if err != nil {
+		return Caller{}, err
 	}
 	sum := sha256.Sum256([]byte(apiSecret))
-	if subtle.ConstantTimeCompare(sum[:], c.secretHash) == 1 && c.known && c.env == s.env {
-		return c.caller, nil
+	if subtle.ConstantTimeCompare(sum[:], c.SecretHash) == 1 && c.Known && Environment(c.Env) == s.env {
+		return Caller{UserID: c.UserID, PlatformID: c.PlatformID}, nil
 	}
 	if cached { // the lookup an unknown key costs
-		if _, err := s.loadAPICredential(ctx, s.absent(key)); err != nil {
+		if _, err := s.credentials.LoadAPIKey(ctx, s.credentials.Absent(key)); err != nil {
 			return Caller{}, err
 		}
 	}
 	switch {
-	case !c.known:
+	case !c.Known:
 		return Caller{}, refuse(AuthFailureUnknownAPIKey)
-	case c.env != s.env:
+	case Environment(c.Env) != s.env:
 		return Caller{}, refuse(AuthFailureWrongEnvironment)
 	}
 	return Caller{}, refuse(AuthFailureBadAPISecret)
-}
-
-// loadAPICredential reads an API key's credential from the store and caches it. An unknown
-// key gets the decoy, whose hash no secret has.
-func (s *Service) loadAPICredential(ctx context.Context, key uuid.UUID) (apiCredential, error) {
-	var row queries.GetAPICredentialRow
-	err := s.query(ctx, func(q store.Querier) (err error) {
-		row, err = q.GetAPICredential(ctx, key.String())
-		return err
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return apiCredential{secretHash: s.decoyHash[:]}, nil
-	}
-	if err != nil {
-		return apiCredential{}, err
-	}
-	c := apiCredential{
-		known:      true,
-		secretHash: row.SecretHash,
-		env:        Environment(row.Environment),
-		caller:     Caller{UserID: uuid.MustParse(row.UserID), PlatformID: uuid.MustParse(row.PlatformID)},
-	}
-	s.apiKeys.Put(key, c)
-	return c, nil
-}
-
-// decoys are the stand-ins for an unknown platform id and an unknown API key: a platform
-// record whose key is as long as a real secret, and a secret's hash, both of a random
-// secret no one holds; a sealed secret as long as a platform's, opened in place of one;
-// and a random mask that turns a known id into one that is not.
-type decoys struct {
-	decoy       platformRecord
-	decoyHash   [sha256.Size]byte
-	decoySealed string // set once the keys are (Open)
-	decoyAAD    string
-	mask        uuid.UUID
-}
-
-func newDecoys() decoys {
-	secret := randomSecret()
-	return decoys{
-		decoy:     platformRecord{macs: newMACPool([]byte(secret))},
-		decoyHash: sha256.Sum256([]byte(secret)),
-		decoyAAD:  platformSecretAAD(uuid.NewString()),
-		mask:      uuid.New(),
-	}
-}
-
-// absent returns an id that no platform or key has (but for a chance of 2^-122), as far
-// from id in the store's index as a random id would be.
-func (d *decoys) absent(id uuid.UUID) uuid.UUID {
-	for i := range id {
-		id[i] ^= d.mask[i]
-	}
-	return id
 }
 
 // CreatePlatform registers a platform of the given environment (the service's own when
@@ -608,7 +398,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 	if problem := validate.TextProblem(name); problem != "" {
 		return PlatformCredentials{}, Errorf(CodeInvalid, "Invalid platform name: %s.", problem)
 	}
-	creds := PlatformCredentials{PlatformID: s.newID(), Secret: randomSecret(), Environment: env,
+	creds := PlatformCredentials{PlatformID: s.newID(), Secret: credentials.NewSecret(), Environment: env,
 		RequireTimestamp: opt.RequireTimestamp}
 	var requireTimestamp int64
 	if opt.RequireTimestamp {
@@ -619,7 +409,7 @@ func (s *Service) CreatePlatform(ctx context.Context, name string, env Environme
 			ID:               creds.PlatformID.String(),
 			Name:             name,
 			Environment:      string(env),
-			SecretSealed:     s.keys.Seal([]byte(creds.Secret), platformSecretAAD(creds.PlatformID.String())),
+			SecretSealed:     s.keys.Seal([]byte(creds.Secret), seal.PlatformSecretAAD(creds.PlatformID.String())),
 			RequireTimestamp: requireTimestamp,
 			CreatedAt:        formatTime(s.Now()),
 		})
@@ -650,7 +440,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 	if err != nil {
 		return APIKey{}, err
 	}
-	key := APIKey{APIKey: s.newID(), APISecret: randomSecret()}
+	key := APIKey{APIKey: s.newID(), APISecret: credentials.NewSecret()}
 	sum := sha256.Sum256([]byte(key.APISecret))
 	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
 		if _, err := q.GetUser(ctx, uid); err != nil {
@@ -667,14 +457,6 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID string) (APIKey, erro
 		return APIKey{}, err
 	}
 	return key, nil
-}
-
-// randomSecret returns 256 random bits as hex. Secrets are random, not chosen by people,
-// so one SHA-256 is a sufficient hash for storing them.
-func randomSecret() string {
-	b := make([]byte, 32)
-	rand.Read(b) // never returns an error (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b)
 }
 
 // parseID returns the canonical form of an administrative id argument.

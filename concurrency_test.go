@@ -137,7 +137,7 @@ func TestOpen_Concurrent(t *testing.T) {
 			continue
 		}
 		t.Cleanup(func() { svcs[i].Close() })
-		keys[svcs[i].DataKeyID()] = true
+		keys[svcs[i].DataKeys().SealingID()] = true
 	}
 	if len(keys) != 1 {
 		t.Errorf("data keys %v, want one for every instance", keys)

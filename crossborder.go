@@ -13,8 +13,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
-	"github.com/platform-payments/payments/internal/validate"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -64,32 +65,6 @@ func ProviderAccountType(bankAccType string) (string, error) {
 	return code, nil
 }
 
-// countryRules is a country's compiled field rules, valid while its rule set is in force.
-type countryRules struct {
-	setID int64
-	v     *validate.Validator
-}
-
-// countryValidator returns the compiled field rules of a country of the rule set in force.
-func (s *Service) countryValidator(row queries.PayeeRuleCountry) (*validate.Validator, error) {
-	if c, ok := s.countryRules.Load(row.CountryCode); ok && c.(countryRules).setID == row.SetID {
-		return c.(countryRules).v, nil
-	}
-	var mandatory, optional []FieldRule
-	if err := errors.Join(
-		jsonUnmarshal(row.MandatoryFields, &mandatory),
-		jsonUnmarshal(row.OptionalFields, &optional),
-	); err != nil {
-		return nil, fmt.Errorf("payments: stored payee rules of %s: %w", row.CountryCode, err)
-	}
-	v, err := countryChecks(s.schemas, row.CountryCode, row.BankIdentifierType, mandatory, optional)
-	if err != nil {
-		return nil, err
-	}
-	s.countryRules.Store(row.CountryCode, countryRules{setID: row.SetID, v: v})
-	return v, nil
-}
-
 // AddPayeeBank adds a cross-border bank account of one of a user's payees. The body meets
 // its schema first, then the destination country's payee rules: the mandatory fields,
 // the country's lengths, and its formats (IFSC, IBAN, CLABE, digits).
@@ -135,7 +110,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, v *Validation, p
 		if err != nil {
 			return err
 		}
-		rules, err := s.countryValidator(country)
+		rules, err := s.countryRules.Validator(s.schemas, country)
 		if err != nil {
 			return err
 		}
@@ -159,7 +134,7 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, v *Validation, p
 			ID:                  b.BankID.String(),
 			UserID:              user.ID,
 			PayeeID:             payeeID,
-			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), payeeBankNumberAAD(b.BankID.String())),
+			AccountNumberSealed: s.keys.Seal([]byte(b.AccountNumber), seal.PayeeBankNumberAAD(b.BankID.String())),
 			Country:             b.Country,
 			BankAccType:         b.BankAccType,
 			BankNickName:        b.BankNickName,
@@ -270,7 +245,7 @@ func payeeAddressFromRow(r queries.PayeeAddress) (PayeeAddress, error) {
 	if err != nil {
 		return PayeeAddress{}, err
 	}
-	updated, err := parseNullTime(r.UpdatedAt)
+	updated, err := stored.ParseNullTime(r.UpdatedAt)
 	return PayeeAddress{
 		ID:           uuid.MustParse(r.ID),
 		PayeeID:      uuid.MustParse(r.PayeeID),

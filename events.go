@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/eventjson"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -108,63 +109,26 @@ func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, 
 		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
 	})
 	if n > 0 {
-		s.due.Store(true)
+		s.outbox.MarkDue()
 	}
 	return err
 }
 
-// eventJSON is json.Marshal(ev), written without reflection for the events most
-// operations emit (ids, a type, the time): emit runs inside the write's batch, which runs
-// one operation at a time.
+// eventJSON is json.Marshal(ev), written without reflection (package eventjson) for the
+// events most operations emit (ids, a type, the time): emit runs inside the write's
+// batch, which runs one operation at a time.
 func eventJSON(ev Event) ([]byte, error) {
 	d, o := ev.Data, ev.Data.Object
-	_, offset := ev.Timestamp.Zone()
-	if year := ev.Timestamp.Year(); year < 0 || year > 9999 || offset%60 != 0 || offset <= -24*3600 || offset >= 24*3600 ||
-		d.Reason != "" || d.Changed != nil || o.ExchangeRate != "" || o.Countries != nil ||
-		!plainJSON(ev.Type) || !plainJSON(string(ev.Environment)) || !plainJSON(o.Type) || !plainJSON(o.ID) ||
-		!plainJSON(o.UserID) || !plainJSON(o.PayeeID) || !plainJSON(o.BaseCurrency) || !plainJSON(o.PayoutCurrency) {
-		return json.Marshal(ev)
-	}
-	b := make([]byte, 0, 256)
-	b = append(b, `{"id":"`...)
-	b = append(b, ev.ID.String()...)
-	b = append(b, `","type":"`...)
-	b = append(b, ev.Type...)
-	b = append(b, `","timestamp":"`...)
-	b = ev.Timestamp.AppendFormat(b, time.RFC3339Nano)
-	b = append(b, `","platform_id":"`...)
-	b = append(b, ev.PlatformID.String()...)
-	b = append(b, `","environment":"`...)
-	b = append(b, ev.Environment...)
-	b = append(b, `","data":{"object":{"type":"`...)
-	b = append(b, o.Type...)
-	b = append(b, `","id":"`...)
-	b = append(b, o.ID...)
-	b = append(b, '"')
-	for _, f := range [...]struct{ name, value string }{
-		{"user_id", o.UserID}, {"payee_id", o.PayeeID}, {"base_currency", o.BaseCurrency}, {"payout_currency", o.PayoutCurrency},
-	} {
-		if f.value != "" {
-			b = append(b, `,"`...)
-			b = append(b, f.name...)
-			b = append(b, `":"`...)
-			b = append(b, f.value...)
-			b = append(b, '"')
+	if d.Reason == "" && d.Changed == nil && o.ExchangeRate == "" && o.Countries == nil {
+		if b, ok := eventjson.Append(make([]byte, 0, 256), eventjson.Event{
+			ID: ev.ID.String(), Type: ev.Type, Timestamp: ev.Timestamp, PlatformID: ev.PlatformID.String(),
+			Environment: string(ev.Environment), ObjectType: o.Type, ObjectID: o.ID, UserID: o.UserID,
+			PayeeID: o.PayeeID, BaseCurrency: o.BaseCurrency, PayoutCurrency: o.PayoutCurrency,
+		}); ok {
+			return b, nil
 		}
 	}
-	return append(b, "}}}"...), nil
-}
-
-// plainJSON reports whether s is written in JSON as it is: printable ASCII that
-// encoding/json does not escape.
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
+	return json.Marshal(ev)
 }
 
 // emitUser records an event about a user of any platform (an administrative change),
@@ -352,7 +316,7 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 			}); err != nil {
 				return err
 			}
-			s.due.Store(true)
+			s.outbox.MarkDue()
 		}
 		return nil
 	})

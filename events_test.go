@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/outbox"
 )
 
 // Events: each change writes its event in its own transaction; a refused change and an
@@ -152,11 +153,11 @@ func TestWebhookEndpoints(t *testing.T) {
 
 	u := mustUser(t, svc, p.PlatformID, "Ada", "ada@example.com") // to "all" only
 	mustCard(t, svc, u.UserID)                                    // to both
-	claimed, err := svc.ClaimDeliveries(ctx, 10, time.Minute)
+	claimed, err := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute)
 	if err != nil || len(claimed) != 3 {
 		t.Fatalf("claimed %d, %v; want 3", len(claimed), err)
 	}
-	if again, _ := svc.ClaimDeliveries(ctx, 10, time.Minute); len(again) != 0 {
+	if again, _ := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute); len(again) != 0 {
 		t.Fatalf("claimed under a lease again: %d", len(again))
 	}
 	h := claimed[0].Headers(time.Now())
@@ -170,7 +171,7 @@ func TestWebhookEndpoints(t *testing.T) {
 		t.Fatalf("rotated %+v, %v", rotated, err)
 	}
 	mustUser(t, svc, p.PlatformID, "Bob", "bob@example.com")
-	fresh, err := svc.ClaimDeliveries(ctx, 10, time.Minute)
+	fresh, err := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute)
 	if err != nil || len(fresh) != 1 {
 		t.Fatalf("claimed %d, %v; want 1", len(fresh), err)
 	}
@@ -181,8 +182,8 @@ func TestWebhookEndpoints(t *testing.T) {
 	}
 
 	// A 410 disables; enable brings it back.
-	err = svc.RecordAttempts(ctx, []payments.AttemptResult{{Delivery: fresh[0], At: time.Now(), StatusCode: 410, Error: "status 410", Gone: true}},
-		payments.DeliveryPolicy{Schedule: []time.Duration{time.Second}})
+	err = svc.Outbox().RecordAttempts(ctx, []outbox.AttemptResult{{Delivery: fresh[0], At: time.Now(), StatusCode: 410, Error: "status 410", Gone: true}},
+		outbox.DeliveryPolicy{Schedule: []time.Duration{time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestWebhookEndpoints(t *testing.T) {
 	if err != nil || len(resent.EndpointIDs) != 1 || resent.EndpointIDs[0] != all.ID {
 		t.Fatalf("resend: %+v, %v", resent, err)
 	}
-	if again, _ := svc.ClaimDeliveries(ctx, 10, time.Minute); len(again) != 1 || again[0].Attempt != 2 {
+	if again, _ := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute); len(again) != 1 || again[0].Attempt != 2 {
 		t.Fatalf("after resend claimed %+v", again)
 	}
 
@@ -267,16 +268,16 @@ func TestEndpointFailingForDaysIsDisabled(t *testing.T) {
 	if _, err := svc.CreateWebhookEndpoint(ctx, p.PlatformID, payments.NewWebhookEndpoint{URL: "http://127.0.0.1:9/x"}); err != nil {
 		t.Fatal(err)
 	}
-	policy := payments.DeliveryPolicy{Schedule: []time.Duration{time.Hour, time.Hour}}
+	policy := outbox.DeliveryPolicy{Schedule: []time.Duration{time.Hour, time.Hour}}
 	start := time.Now()
 	// Failures at the start, 3 days and 5 days later (each a new event, so each is due).
 	for i, at := range []time.Time{start, start.Add(72 * time.Hour), start.Add(payments.DisableAfter)} {
 		mustUser(t, svc, p.PlatformID, "U", "u"+string(rune('a'+i))+"@example.com")
-		claimed, err := svc.ClaimDeliveries(ctx, 10, time.Minute)
+		claimed, err := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute)
 		if err != nil || len(claimed) != 1 {
 			t.Fatalf("claimed %d, %v", len(claimed), err)
 		}
-		if err := svc.RecordAttempts(ctx, []payments.AttemptResult{{Delivery: claimed[0], At: at, StatusCode: 500, Error: "status 500"}}, policy); err != nil {
+		if err := svc.Outbox().RecordAttempts(ctx, []outbox.AttemptResult{{Delivery: claimed[0], At: at, StatusCode: 500, Error: "status 500"}}, policy); err != nil {
 			t.Fatal(err)
 		}
 		list, _ := svc.ListWebhookEndpoints(ctx, p.PlatformID)
@@ -294,20 +295,20 @@ func TestPruneEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustUser(t, svc, p.PlatformID, "U", "u@example.com")
-	claimed, _ := svc.ClaimDeliveries(ctx, 10, time.Minute)
-	if err := svc.RecordAttempts(ctx, []payments.AttemptResult{{Delivery: claimed[0], At: time.Now(), StatusCode: 200, Succeeded: true}}, payments.DeliveryPolicy{}); err != nil {
+	claimed, _ := svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute)
+	if err := svc.Outbox().RecordAttempts(ctx, []outbox.AttemptResult{{Delivery: claimed[0], At: time.Now(), StatusCode: 200, Succeeded: true}}, outbox.DeliveryPolicy{}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := svc.PruneEvents(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+	if n, err := svc.Outbox().PruneEvents(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 		t.Fatalf("pruned %d recent events, %v", n, err)
 	}
-	if n, err := svc.PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+	if n, err := svc.Outbox().PruneEvents(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("pruned %d, %v; want 1", n, err)
 	}
 	if got := eventTypes(t, svc, p.PlatformID); len(got) != 0 {
 		t.Fatalf("after pruning: %q", got)
 	}
-	if n, _, err := svc.PendingDeliveries(ctx); err != nil || n != 0 {
+	if n, _, err := svc.Outbox().PendingDeliveries(ctx); err != nil || n != 0 {
 		t.Fatalf("pending after pruning: %d, %v", n, err)
 	}
 }
@@ -331,10 +332,10 @@ func TestRotateKeysResealsWebhookSecrets(t *testing.T) {
 	old.Close()
 
 	svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey, oldKey}, WebhookAllow: loopback})
-	if _, err := svc.RotateKeys(ctx, payments.RotateOptions{}); err != nil {
+	if _, err := svc.DataKeys().Rotate(ctx, payments.RotateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := svc.DataKeys(ctx)
+	keys, err := svc.DataKeys().List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestRotateKeysResealsWebhookSecrets(t *testing.T) {
 
 	fresh := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey}, WebhookAllow: loopback})
 	mustUser(t, fresh, p.PlatformID, "Ada", "ada@example.com")
-	claimed, err := fresh.ClaimDeliveries(ctx, 10, time.Minute)
+	claimed, err := fresh.Outbox().ClaimDeliveries(ctx, 10, time.Minute)
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claimed %d, %v", len(claimed), err)
 	}

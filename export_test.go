@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
 	"github.com/platform-payments/payments/internal/store/postgres"
@@ -19,9 +20,9 @@ import (
 
 // The associated data each sealed column binds its values to.
 var (
-	PlatformSecretAAD    = platformSecretAAD
-	BankAccountNumberAAD = bankAccountNumberAAD
-	PayeeBankNumberAAD   = payeeBankNumberAAD
+	PlatformSecretAAD    = seal.PlatformSecretAAD
+	BankAccountNumberAAD = seal.BankAccountNumberAAD
+	PayeeBankNumberAAD   = seal.PayeeBankNumberAAD
 )
 
 // Unseal opens a value the service stored sealed, with the service's keys.

@@ -294,7 +294,7 @@ func TestIdempotencyKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	rotating := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{newKey, oldKey}})
-	if _, err := rotating.RotateKeys(ctx, payments.RotateOptions{}); err != nil {
+	if _, err := rotating.DataKeys().Rotate(ctx, payments.RotateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rotating.Close(); err != nil {

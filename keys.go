@@ -1,12 +1,16 @@
 package payments
 
-import "github.com/platform-payments/payments/internal/seal"
+import (
+	"github.com/platform-payments/payments/internal/datakeys"
+	"github.com/platform-payments/payments/internal/seal"
+)
 
 // Data keys and sealing. A data key is 32 random bytes held by the operator, never stored
 // in the database; package internal/seal seals values under it and computes the blind
-// index of account numbers, whose key is a separate random key stored sealed (see
-// keystore.go), so that an index does not change when the data key does. Here: that
-// package's key API under the names callers use, and what each sealed value is bound to.
+// index of account numbers, whose key is a separate random key stored sealed, so that an
+// index does not change when the data key does; package internal/datakeys sets the keys
+// up, rotates and reports them (Service.DataKeys). Here: their API under the names
+// callers use, and what each sealed value is bound to.
 
 // DataKeySize is the length of a data key in bytes.
 const DataKeySize = seal.KeySize
@@ -54,16 +58,15 @@ func ReadKeyFile(path string) (DataKey, error) { return seal.ReadKeyFile(path) }
 // fails if path exists.
 func WriteKeyFile(path string, k DataKey) error { return seal.WriteKeyFile(path, k) }
 
-// The associated data of each sealed column: the column and the row's key. Sealed values
-// are bound to it, so none opens in another row or column; a stored value is sealed with
-// these very strings, so they never change.
-func platformSecretAAD(id string) string     { return "platforms.secret:" + id }
-func bankAccountNumberAAD(id string) string  { return "bank_accounts.account_number:" + id }
-func payeeBankNumberAAD(id string) string    { return "payee_banks.account_number:" + id }
-func idempotencyOutcomeAAD(id string) string { return "idempotency_keys.outcome:" + id }
-func keyCheckAAD(id string) string           { return "data_keys.key_check:" + id }
+// RotateOptions tunes a key rotation, DataKeys().Rotate.
+type RotateOptions = datakeys.RotateOptions
 
-const blindIndexKeyAAD = "blind_index_key.key:1"
+// Rotation is what a key rotation did.
+type Rotation = datakeys.Rotation
 
-// keyCheckText is what data_keys.key_check holds, sealed under its key.
-const keyCheckText = "payments data key check v1"
+// DataKeyInfo describes a data key of the database, as DataKeys().List reports it.
+type DataKeyInfo = datakeys.Info
+
+// idempotencyOutcomeAAD binds a stored outcome to its row (package seal lists the
+// associated data of each sealed column).
+func idempotencyOutcomeAAD(id string) string { return seal.IdempotencyOutcomeAAD(id) }

@@ -34,10 +34,10 @@ func TestKeyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := svc.CreatedKeyFile(); got != keyFile {
+	if got := svc.DataKeys().CreatedFile(); got != keyFile {
 		t.Errorf("CreatedKeyFile = %q, want %q", got, keyFile)
 	}
-	id := svc.DataKeyID()
+	id := svc.DataKeys().SealingID()
 	if err := svc.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,8 @@ func TestKeyFile(t *testing.T) {
 
 	t.Run("OKReadAgain", func(t *testing.T) {
 		svc := mustOpenFile(t, path)
-		if svc.CreatedKeyFile() != "" || svc.DataKeyID() != id {
-			t.Errorf("reopened: created %q, key %s; want none created, key %s", svc.CreatedKeyFile(), svc.DataKeyID(), id)
+		if svc.DataKeys().CreatedFile() != "" || svc.DataKeys().SealingID() != id {
+			t.Errorf("reopened: created %q, key %s; want none created, key %s", svc.DataKeys().CreatedFile(), svc.DataKeys().SealingID(), id)
 		}
 	})
 	t.Run("OKGivenKey", func(t *testing.T) {
@@ -74,8 +74,8 @@ func TestKeyFile(t *testing.T) {
 	t.Run("OKOtherKeyFile", func(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "elsewhere.key")
 		svc := mustOpenFile(t, newDSN(t), payments.Options{KeyFile: other})
-		if svc.CreatedKeyFile() != other {
-			t.Errorf("CreatedKeyFile = %q, want %q", svc.CreatedKeyFile(), other)
+		if svc.DataKeys().CreatedFile() != other {
+			t.Errorf("CreatedKeyFile = %q, want %q", svc.DataKeys().CreatedFile(), other)
 		}
 	})
 	t.Run("ErrWriteOverExisting", func(t *testing.T) {
@@ -163,12 +163,12 @@ func TestOpenReadOnly(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ro := mustOpenFile(t, path, payments.Options{DataKeys: tt.keys, ReadOnly: true})
-			keys, err := ro.DataKeys(ctx)
+			keys, err := ro.DataKeys().List(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ro.DataKeyID() != tt.sealing || ro.UnregisteredDataKey() != tt.unknown || len(keys) != 1 || keys[0].KeyID != current.ID() {
-				t.Errorf("sealing %s, unregistered %q, keys %+v; want %s, %q and %s alone", ro.DataKeyID(), ro.UnregisteredDataKey(), keys, tt.sealing, tt.unknown, current.ID())
+			if ro.DataKeys().SealingID() != tt.sealing || ro.DataKeys().Unregistered() != tt.unknown || len(keys) != 1 || keys[0].KeyID != current.ID() {
+				t.Errorf("sealing %s, unregistered %q, keys %+v; want %s, %q and %s alone", ro.DataKeys().SealingID(), ro.DataKeys().Unregistered(), keys, tt.sealing, tt.unknown, current.ID())
 			}
 			if _, err := ro.CreatePlatform(ctx, "Acme", payments.Sandbox); err == nil || !strings.Contains(err.Error(), "read-only") {
 				t.Errorf("a write of a read-only service: %v", err)
@@ -197,11 +197,11 @@ func TestOpenReadOnly(t *testing.T) {
 	})
 	t.Run("WritesNothing", func(t *testing.T) { // the next open registers the new key: no one did before
 		svc := mustOpenFile(t, path, payments.Options{DataKeys: []payments.DataKey{next, current}})
-		keys, err := svc.DataKeys(ctx)
+		keys, err := svc.DataKeys().List(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(keys) != 2 || svc.DataKeyID() != next.ID() {
+		if len(keys) != 2 || svc.DataKeys().SealingID() != next.ID() {
 			t.Errorf("keys %+v after opening with the new key first", keys)
 		}
 	})

@@ -28,14 +28,18 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/cache"
+	"github.com/platform-payments/payments/internal/credentials"
+	"github.com/platform-payments/payments/internal/datakeys"
+	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/payeerules"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
@@ -76,14 +80,15 @@ type Options struct {
 	IdempotencyTTL time.Duration
 	// DataKeys are the keys that full account numbers and platform secrets are sealed under
 	// (AES-256-GCM), the newest first: new values are sealed under the first; the others
-	// only open values that a key rotation (RotateKeys) has not resealed yet. Empty: the
-	// one key in KeyFile. A key that does not match the database fails Open.
+	// only open values that a key rotation (DataKeys().Rotate) has not resealed yet.
+	// Empty: the one key in KeyFile. A key that does not match the database fails Open.
 	DataKeys []DataKey
 	// KeyFile is the file the data key is read from when DataKeys is empty; default
 	// DefaultKeyFile(path), the database path with ".key" appended. When it does not exist
 	// and the database has no key yet (a new database, or one written before encryption
 	// at rest), Open creates it with a new key, readable by its owner only, and
-	// CreatedKeyFile names it. Production deployments give DataKeys from a secret store.
+	// DataKeys().CreatedFile names it. Production deployments give DataKeys from a
+	// secret store.
 	KeyFile string
 	// MaxConns is the most connections a service on PostgreSQL opens; default
 	// DefaultMaxConns(). (SQLite's pools are sized by the engine: one writer, a few
@@ -94,11 +99,11 @@ type Options struct {
 	// an address in another such range is refused. The dispatcher's dialer is given the
 	// same list. Empty: public addresses only.
 	WebhookAllow []netip.Prefix
-	// ReadOnly opens the database to read it only, for a report such as DataKeys: Open
+	// ReadOnly opens the database to read it only, for a report such as DataKeys().List: Open
 	// changes nothing. It creates no database and no key file (a database that does not
 	// exist, or whose schema is older than this program's, is refused), loads no payee
 	// rules, and registers no data key: a first key of DataKeys the database does not know
-	// is left out of the service's keys (UnregisteredDataKey names it), where Open would
+	// is left out of the service's keys (DataKeys().Unregistered names it), where Open would
 	// otherwise register it as the key new values are sealed under. Writes fail.
 	ReadOnly bool
 }
@@ -126,23 +131,19 @@ type Service struct {
 	schemas *validate.Validator
 
 	// keys seal and open stored secrets; index computes the blind index of account
-	// numbers. Both are set at Open and never change.
-	keys           *seal.Keyring
-	index          *seal.BlindIndex
-	createdKeyFile string
-	// readOnly is Options.ReadOnly; unregisteredKey the key it left unregistered.
-	readOnly        bool
-	unregisteredKey string
+	// numbers. Both are set at Open and never change; dataKeys administers them.
+	keys     *seal.Keyring
+	index    *seal.BlindIndex
+	dataKeys *datakeys.Keys
+	// readOnly is Options.ReadOnly.
+	readOnly bool
 
 	// What authentication has read of platforms and API keys: never changed or deleted
 	// once created, so an entry never goes stale.
-	platforms *cache.Bounded[uuid.UUID, platformRecord]
-	apiKeys   *cache.Bounded[uuid.UUID, apiCredential]
+	credentials *credentials.Credentials
 	// users holds users as Get User shows them, once read: those fields never change
 	// (verified_at does, and is not among them) and users are never deleted.
 	users *cache.Bounded[userKey, User]
-	// decoys stand in for unknown credentials, so that they cost what known ones do.
-	decoys
 
 	// Idempotency keys: how long they are remembered, the keys whose first call is
 	// running, and when expired ones were last purged.
@@ -153,18 +154,14 @@ type Service struct {
 
 	// webhookAllow is Options.WebhookAllow.
 	webhookAllow []netip.Prefix
-	// due is set when a write has added deliveries; write then signals wake, which the
-	// dispatcher of this process waits on (DeliveriesDue).
-	due  atomic.Bool
-	wake chan struct{}
+	// outbox is the deliveries, as a dispatcher works them (Outbox); a write that added
+	// some signals the dispatcher of this process (Outbox().DeliveriesDue).
+	outbox *outbox.Outbox
 
 	// countryRules caches each country's compiled payee rules with the rule set they
 	// came from; a newer set (loaded by another process, too) replaces them on next use.
-	countryRules sync.Map // country code -> countryRules
+	countryRules payeerules.Cache
 }
-
-// maxCachedCredentials bounds each credential cache: about 200 bytes an entry.
-const maxCachedCredentials = 100_000
 
 // maxCachedUsers bounds the user cache: about 300 bytes an entry.
 const maxCachedUsers = 100_000
@@ -177,11 +174,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if dsn == "" {
 		return nil, Errorf(CodeInvalid, "no database path")
 	}
-	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID, decoys: newDecoys(),
-		platforms:    cache.New[uuid.UUID, platformRecord](maxCachedCredentials),
-		apiKeys:      cache.New[uuid.UUID, apiCredential](maxCachedCredentials),
+	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID,
 		users:        cache.New[userKey, User](maxCachedUsers),
-		webhookAllow: opts.WebhookAllow, wake: make(chan struct{}, 1), readOnly: opts.ReadOnly}
+		webhookAllow: opts.WebhookAllow, readOnly: opts.ReadOnly}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -210,6 +205,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		return nil, fmt.Errorf("payments: compile schemas: %w", err)
 	}
 
+	s.outbox = outbox.New(outbox.Config{
+		Write: s.writeAlone,
+		Query: s.query, Now: s.Now,
+		Open: func(sealed, aad string) ([]byte, error) { return s.keys.Open(sealed, aad) },
+	})
 	engine, err := engineFor(dsn)
 	if err != nil {
 		return nil, err
@@ -217,12 +217,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	s.store, err = engine.Open(ctx, dsn, store.Config{
 		MaxConns:      opts.MaxConns,
 		ReadOnly:      opts.ReadOnly,
-		DeliveriesDue: func() { s.due.Store(true) },
+		DeliveriesDue: s.outbox.MarkDue,
 		// The data keys are set up in the migration's transaction, so that two processes
 		// opening one new database agree on its first key.
 		Setup: func(ctx context.Context, q store.Querier) error { return s.setUpKeys(ctx, q, dsn, opts) },
 		Steps: map[string]func(ctx context.Context, q store.Querier) error{
-			"sealed_values.sql": s.sealPlainValues,
+			"sealed_values.sql": func(ctx context.Context, q store.Querier) error { return s.dataKeys.SealPlainValues(ctx, q) },
 		},
 		Opened: func(ctx context.Context, st store.Store) error {
 			s.store = st
@@ -235,15 +235,43 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 			return nil
 		},
 	})
-	if ke := (keyError{}); errors.As(err, &ke) {
-		return nil, fmt.Errorf("payments: open %s: %w", engine.Redact(dsn), ke.error)
+	if ke := (datakeys.Error{}); errors.As(err, &ke) {
+		return nil, fmt.Errorf("payments: open %s: %w", engine.Redact(dsn), ke.Unwrap())
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.decoySealed = s.keys.Seal([]byte(randomSecret()), s.decoyAAD)
+	s.credentials = credentials.New(s.query, s.keys)
 	return s, nil
 }
+
+// setUpKeys sets up the service's data keys (package datakeys) in Open's migration
+// transaction.
+func (s *Service) setUpKeys(ctx context.Context, q store.Querier, dsn string, opts Options) error {
+	file := opts.KeyFile
+	if file == "" && len(opts.DataKeys) == 0 {
+		file = DefaultKeyFile(dsn)
+	}
+	k, err := datakeys.SetUp(ctx, q, datakeys.Config{
+		Keys: opts.DataKeys, KeyFile: file, ReadOnly: opts.ReadOnly, Now: s.Now,
+		Write: s.writeAlone,
+		Read:  s.read, Reads: func() store.Querier { return s.store.Reads() },
+		Unavailable: func(err error) bool { return ErrorCode(err) == CodeUnavailable },
+	})
+	if err != nil {
+		return err
+	}
+	s.keys, s.index, s.dataKeys = k.Ring, k.Index, k
+	return nil
+}
+
+// DataKeys returns the administration of the service's data keys: which key seals new
+// values, the keys' report, and their rotation.
+func (s *Service) DataKeys() *datakeys.Keys { return s.dataKeys }
+
+// Outbox returns the service's webhook deliveries as a dispatcher works them: what
+// package dispatch claims, sends and records.
+func (s *Service) Outbox() *outbox.Outbox { return s.outbox }
 
 // Close closes the store. Writes already under way finish (and are answered); later
 // ones fail.
@@ -282,7 +310,7 @@ func (s *Service) read(ctx context.Context, fn func(q store.Querier) error) erro
 // fn runs with a context carrying ctx's values but not its cancellation, and may run more
 // than once (an engine retries a transaction the database aborted to resolve a conflict),
 // so it sets what it captures rather than adding to it. fn must not call write. opts says
-// how the store may schedule it beside other writes (the zero value: alone).
+// how the store may schedule it beside other writes (the zero value: no lock key).
 func (s *Service) write(ctx context.Context, opts store.WriteOptions, fn func(ctx context.Context, q store.Querier) error) error {
 	if s.readOnly {
 		return errReadOnly
@@ -291,15 +319,18 @@ func (s *Service) write(ctx context.Context, opts store.WriteOptions, fn func(ct
 }
 
 // written is what a write returns once the store has run it: a write that made
-// deliveries due wakes the dispatcher, and a database out of reach is CodeUnavailable.
+// deliveries due signals the dispatcher (Outbox), and a database out of reach is
+// CodeUnavailable.
 func (s *Service) written(err error) error {
-	if err == nil && s.due.Load() && s.due.CompareAndSwap(true, false) {
-		select {
-		case s.wake <- struct{}{}:
-		default: // a signal is waiting already
-		}
+	if err == nil {
+		s.outbox.Committed()
 	}
 	return s.unavailable(err)
+}
+
+// writeAlone is write scheduled alone, for the outbox and the data keys' administration.
+func (s *Service) writeAlone(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error {
+	return s.write(ctx, store.WriteOptions{}, fn)
 }
 
 // errReadOnly answers a write of a service opened with Options.ReadOnly.
@@ -326,29 +357,9 @@ func (s *Service) Now() time.Time {
 // Environment returns the environment the service answers for.
 func (s *Service) Environment() Environment { return s.env }
 
-// timeLayout is how timestamps are stored: fixed width, so that they sort as text.
-const timeLayout = "2006-01-02T15:04:05.000000Z"
+func formatTime(t time.Time) string { return stored.Time(t) }
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-// parseTime reads a timestamp written by formatTime; one that does not parse is a
-// damaged row, an internal fault.
-func parseTime(s string) (time.Time, error) {
-	t, err := time.Parse(timeLayout, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("payments: a stored time: %w", err)
-	}
-	return t, nil
-}
-
-// parseNullTime reads a timestamp of a column that may be NULL.
-func parseNullTime(s *string) (*time.Time, error) {
-	if s == nil {
-		return nil, nil
-	}
-	t, err := parseTime(*s)
-	return &t, err
-}
+func parseTime(s string) (time.Time, error) { return stored.ParseTime(s) }
 
 // notFound maps sql.ErrNoRows to a CodeNotFound error with msg; other errors pass through.
 func notFound(err error, msg string) error {

@@ -114,7 +114,7 @@ func (w *sealedWorld) check(t *testing.T, svc *payments.Service, path string) {
 // keyValues returns each data key's id with its count of values and whether it is retired.
 func keyValues(t *testing.T, svc *payments.Service) map[string]string {
 	t.Helper()
-	keys, err := svc.DataKeys(context.Background())
+	keys, err := svc.DataKeys().List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestRotateKeys(t *testing.T) {
 	// Step 2: the rotation, interrupted after its first batches...
 	rotator := mustOpenFile(t, path, both)
 	stop, cancel := context.WithCancel(ctx)
-	_, err := rotator.RotateKeys(stop, payments.RotateOptions{BatchSize: 2, Progress: func(_ string, resealed int) {
+	_, err := rotator.DataKeys().Rotate(stop, payments.RotateOptions{BatchSize: 2, Progress: func(_ string, resealed int) {
 		if resealed >= 3 {
 			cancel()
 		}
@@ -209,7 +209,7 @@ func TestRotateKeys(t *testing.T) {
 		}
 	}()
 	batches := 0
-	rot, err := rotator.RotateKeys(ctx, payments.RotateOptions{BatchSize: 2, Progress: func(string, int) {
+	rot, err := rotator.DataKeys().Rotate(ctx, payments.RotateOptions{BatchSize: 2, Progress: func(string, int) {
 		batches++
 		select {
 		case <-wrote:
@@ -259,7 +259,7 @@ func TestRotateKeys(t *testing.T) {
 		}
 	})
 	t.Run("AgainDoesNothing", func(t *testing.T) {
-		again, err := rotator.RotateKeys(ctx, payments.RotateOptions{})
+		again, err := rotator.DataKeys().Rotate(ctx, payments.RotateOptions{})
 		if err != nil || again.Resealed != 0 || len(again.Retired) != 0 {
 			t.Errorf("rotation again: %+v, %v", again, err)
 		}

@@ -178,8 +178,8 @@ func TestMigrateSealsPlainValues(t *testing.T) {
 	}
 
 	svc := mustOpenFile(t, path)
-	if svc.CreatedKeyFile() != path+".key" {
-		t.Errorf("CreatedKeyFile = %q: an older database gets a key file too", svc.CreatedKeyFile())
+	if svc.DataKeys().CreatedFile() != path+".key" {
+		t.Errorf("CreatedKeyFile = %q: an older database gets a key file too", svc.DataKeys().CreatedFile())
 	}
 	if found := leaks(t, dir, v.needles()...); len(found) > 0 {
 		t.Errorf("after the migration: %v", found)

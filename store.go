@@ -1,29 +1,22 @@
 package payments
 
 import (
+	"github.com/platform-payments/payments/internal/engines"
 	"github.com/platform-payments/payments/internal/store"
-	"github.com/platform-payments/payments/internal/store/postgres"
-	"github.com/platform-payments/payments/internal/store/sqlite"
 )
 
-// engines are the database engines Open chooses from: the first that accepts the DSN
-// opens it. Each is a package under internal/store; the service talks to them only
-// through the contract of package store.
-var engines = []store.Engine{postgres.Engine{}, sqlite.Engine{}}
-
-// engineFor returns the engine of the database dsn names.
+// engineFor returns the engine of the database dsn names (package engines lists them; the
+// service talks to them only through the contract of package store).
 func engineFor(dsn string) (store.Engine, error) {
-	for _, e := range engines {
-		if e.Accepts(dsn) {
-			return e, nil
-		}
+	if e := engines.For(dsn); e != nil {
+		return e, nil
 	}
 	return nil, Errorf(CodeInvalid, "%q names no database: want a file path or a postgres:// URL", dsn)
 }
 
 // IsPostgres reports whether Open takes dsn for a PostgreSQL database (a postgres:// or
 // postgresql:// URL) rather than a SQLite file.
-func IsPostgres(dsn string) bool { return postgres.Accepts(dsn) }
+func IsPostgres(dsn string) bool { return engines.IsPostgres(dsn) }
 
 // RedactDSN returns dsn as messages and logs may show it: a PostgreSQL URL without its
 // password; a file path as it is.
@@ -37,4 +30,4 @@ func RedactDSN(dsn string) string {
 
 // DefaultMaxConns is the most connections a service on PostgreSQL opens when its Options
 // leave MaxConns zero: four per core, at least eight.
-func DefaultMaxConns() int { return postgres.DefaultMaxConns() }
+func DefaultMaxConns() int { return engines.DefaultMaxConns() }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/queries"
@@ -69,6 +71,9 @@ func VerifyWebhook(secret string, header map[string][]string, body []byte, toler
 // AllEvents, as the only entry of an endpoint's events, subscribes it to every type,
 // those added later included. An endpoint created without events has it.
 const AllEvents = "*"
+
+// DisableAfter is how long an endpoint may fail every attempt before it is disabled.
+const DisableAfter = outbox.DisableAfter
 
 // secretOverlap is how long a rotated secret keeps signing deliveries beside the new one.
 const secretOverlap = 24 * time.Hour
@@ -145,7 +150,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		}
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
-			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
 			CreatedAt: formatTime(s.Now()),
 		})
 		if err != nil {
@@ -256,7 +261,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID,
 		secret := webhook.NewSecret()
 		row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
 			PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
-			SecretSealed:  s.keys.Seal([]byte(secret.Text()), webhookSecretAAD(id)),
+			SecretSealed:  s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
 			ID:            id, PlatformID: platformID.String(),
 		})
 		return row, secret.Text(), err
@@ -311,8 +316,6 @@ func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscripti
 		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
 	}, err
 }
-
-func webhookSecretAAD(id string) string { return "webhook_endpoints.secret:" + id }
 
 func boolInt(b bool) int64 {
 	if b {

@@ -150,7 +150,7 @@ func BenchmarkCreateUser(b *testing.B) {
 			})
 			b.StopTimer()
 			// A ratio is fair only if the deliveries kept pace: what still waits says so.
-			n, _, err := w.svc.PendingDeliveries(context.Background())
+			n, _, err := w.svc.Outbox().PendingDeliveries(context.Background())
 			if err != nil {
 				b.Fatal(err)
 			}

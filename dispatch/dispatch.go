@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/version"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/internal/webhook/egress"
@@ -82,9 +83,10 @@ type Options struct {
 // Dispatcher sends the due deliveries of a service.
 type Dispatcher struct {
 	svc    *payments.Service
+	box    *outbox.Outbox
 	opts   Options
 	client sender
-	policy payments.DeliveryPolicy
+	policy outbox.DeliveryPolicy
 	lease  time.Duration
 
 	// held are the deliveries claimed and not yet recorded, whose claims the dispatcher
@@ -119,6 +121,7 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	}
 	d := &Dispatcher{
 		svc:  svc,
+		box:  svc.Outbox(),
 		opts: opts,
 		client: sender{
 			client:    egress.NewClient(webhook.NewDialer(opts.Allow, opts.Timeout), opts.Timeout),
@@ -126,7 +129,7 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 			confined:  opts.Confined,
 			allow:     opts.Allow,
 		},
-		policy: payments.DeliveryPolicy{Schedule: opts.Schedule},
+		policy: outbox.DeliveryPolicy{Schedule: opts.Schedule},
 		// Claims are short and renewed while held: a dispatcher that dies leaves its
 		// claims to the others within seconds, however long the timeout.
 		lease: lease,
@@ -167,7 +170,7 @@ type sender struct {
 }
 
 // post sends the delivery with its signed headers, as JSON, naming the program.
-func (s sender) post(ctx context.Context, d payments.Delivery, now time.Time) egress.Attempt {
+func (s sender) post(ctx context.Context, d outbox.Delivery, now time.Time) egress.Attempt {
 	if s.confined && !s.within(d.URL) {
 		return egress.Attempt{Error: "address refused: deliveries are confined to the allowed ranges"}
 	}
@@ -201,14 +204,14 @@ func (s sender) within(raw string) bool {
 // Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries
 // waiting, and the age of the oldest event among them.
 func (d *Dispatcher) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{d.attempts, pendingCollector{d.svc}}
+	return []prometheus.Collector{d.attempts, pendingCollector{d.box}}
 }
 
 // Run sends due deliveries until ctx is done, then waits for the attempts under way
 // (each bounded by the timeout) and records them. It returns nil when ctx ends it.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	if d.opts.Exclusive {
-		if n, err := d.svc.ReleaseClaims(ctx); err != nil {
+		if n, err := d.box.ReleaseClaims(ctx); err != nil {
 			d.log.Error("webhooks: free the claims of a previous run", "err", err)
 		} else if n > 0 {
 			d.log.Info("webhooks: freed the claims of a previous run", "deliveries", n)
@@ -218,8 +221,8 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// once: under load one claim (a transaction) feeds the workers for a while, and the
 	// claims queued for a worker are renewed as those being sent are.
 	capacity := claimsPerWorker * d.opts.Workers
-	jobs := make(chan payments.Delivery, capacity)
-	results := make(chan payments.AttemptResult, capacity)
+	jobs := make(chan outbox.Delivery, capacity)
+	results := make(chan outbox.AttemptResult, capacity)
 	// Attempts are sent with a context that outlives ctx by the timeout, so that a
 	// shutdown lets those under way finish and be recorded.
 	sendCtx, stopSending := context.WithCancel(context.WithoutCancel(ctx))
@@ -271,14 +274,14 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // claimLoop claims due deliveries while workers are free, and hands them to the workers.
-func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Delivery, free <-chan int, capacity int) {
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery, free <-chan int, capacity int) {
 	idle := capacity // slots not holding a claimed delivery
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
 		if idle > 0 {
 			asked := idle
-			claimed, err := d.svc.ClaimDeliveries(ctx, asked, d.lease)
+			claimed, err := d.box.ClaimDeliveries(ctx, asked, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
@@ -312,7 +315,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 			return
 		case n := <-free:
 			idle += n
-		case <-d.svc.DeliveriesDue():
+		case <-d.box.DeliveriesDue():
 		case <-poll.C:
 		}
 		for drained := false; !drained; { // take every slot already handed back
@@ -328,14 +331,14 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- payments.Deliver
 
 // record records attempts as they come, many to a transaction, and hands their slots
 // back to the claim loop.
-func (d *Dispatcher) record(results <-chan payments.AttemptResult, free chan<- int) {
-	var batch []payments.AttemptResult
+func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int) {
+	var batch []outbox.AttemptResult
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
 		// Recorded whatever became of the run's context: an attempt made is logged.
-		if err := d.svc.RecordAttempts(context.Background(), batch, d.policy); err != nil {
+		if err := d.box.RecordAttempts(context.Background(), batch, d.policy); err != nil {
 			d.log.Error("webhooks: record attempts", "err", err, "attempts", len(batch))
 		}
 		for _, r := range batch {
@@ -390,7 +393,7 @@ const claimsPerWorker = 8
 const maxRecordBatch = 256
 
 // hold notes claimed deliveries as held; release, recorded ones as no longer.
-func (d *Dispatcher) hold(claimed []payments.Delivery) {
+func (d *Dispatcher) hold(claimed []outbox.Delivery) {
 	d.heldMu.Lock()
 	defer d.heldMu.Unlock()
 	for _, c := range claimed {
@@ -398,7 +401,7 @@ func (d *Dispatcher) hold(claimed []payments.Delivery) {
 	}
 }
 
-func (d *Dispatcher) release(recorded []payments.AttemptResult) {
+func (d *Dispatcher) release(recorded []outbox.AttemptResult) {
 	d.heldMu.Lock()
 	defer d.heldMu.Unlock()
 	for _, r := range recorded {
@@ -422,14 +425,14 @@ func (d *Dispatcher) renew(stop <-chan struct{}) {
 			ids = append(ids, id)
 		}
 		d.heldMu.Unlock()
-		if err := d.svc.ExtendClaims(context.Background(), ids, lease); err != nil {
+		if err := d.box.ExtendClaims(context.Background(), ids, lease); err != nil {
 			d.log.Error("webhooks: renew claims", "err", err, "deliveries", len(ids))
 		}
 	}
 }
 
 // outcome names what an attempt came to, for the metrics.
-func outcome(r payments.AttemptResult, schedule []time.Duration) string {
+func outcome(r outbox.AttemptResult, schedule []time.Duration) string {
 	switch {
 	case r.Succeeded:
 		return "succeeded"
@@ -442,10 +445,10 @@ func outcome(r payments.AttemptResult, schedule []time.Duration) string {
 }
 
 // send makes one attempt of a delivery.
-func (d *Dispatcher) send(ctx context.Context, job payments.Delivery) payments.AttemptResult {
+func (d *Dispatcher) send(ctx context.Context, job outbox.Delivery) outbox.AttemptResult {
 	now := d.svc.Now() // the service's clock, which its due times are of
 	a := d.client.post(ctx, job, now)
-	return payments.AttemptResult{
+	return outbox.AttemptResult{
 		Delivery: job, At: now, StatusCode: a.StatusCode, Error: a.Error, Latency: a.Latency,
 		Response: a.Response, Succeeded: a.Succeeded(), Gone: a.Gone(), RetryAfter: a.RetryAfter,
 	}
@@ -453,7 +456,7 @@ func (d *Dispatcher) send(ctx context.Context, job payments.Delivery) payments.A
 
 // prune deletes the events older than the retention.
 func (d *Dispatcher) prune(ctx context.Context) {
-	n, err := d.svc.PruneEvents(ctx, d.svc.Now().Add(-d.opts.Retention))
+	n, err := d.box.PruneEvents(ctx, d.svc.Now().Add(-d.opts.Retention))
 	switch {
 	case err != nil && ctx.Err() == nil:
 		d.log.Error("webhooks: prune events", "err", err)
@@ -463,7 +466,7 @@ func (d *Dispatcher) prune(ctx context.Context) {
 }
 
 // pendingCollector reports the deliveries waiting and the age of the oldest.
-type pendingCollector struct{ svc *payments.Service }
+type pendingCollector struct{ box *outbox.Outbox }
 
 var (
 	pendingDesc = prometheus.NewDesc("payments_webhook_deliveries_pending",
@@ -477,7 +480,7 @@ func (pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, oldest, err := c.svc.PendingDeliveries(ctx)
+	n, oldest, err := c.box.PendingDeliveries(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
 		return

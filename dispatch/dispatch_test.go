@@ -235,10 +235,10 @@ func TestGivesUpAfterTheSchedule(t *testing.T) {
 	w.user(t)
 	r.wait(t, 3, 10*time.Second)
 	// The last attempt's record leaves nothing pending; no fourth attempt follows.
-	n, _, err := w.svc.PendingDeliveries(context.Background())
+	n, _, err := w.svc.Outbox().PendingDeliveries(context.Background())
 	for deadline := time.Now().Add(5 * time.Second); err == nil && n != 0 && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		n, _, err = w.svc.PendingDeliveries(context.Background())
+		n, _, err = w.svc.Outbox().PendingDeliveries(context.Background())
 	}
 	time.Sleep(300 * time.Millisecond)
 	r.mu.Lock()

@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/outbox"
 )
 
 // The examples of openapi.json and docs/api.md are real answers: a fixed script of
@@ -327,15 +328,15 @@ func (x *exampleRun) webhooks(ctx context.Context) {
 
 	// An event for the endpoint, and a dispatcher's attempt at it, answered 410 Gone.
 	must(x.svc.CreateUser(ctx, x.platform.PlatformID, payments.NewUser{Name: "Grace Hopper", Email: new("grace@example.com")}))
-	claimed := must(x.svc.ClaimDeliveries(ctx, 10, time.Minute))
+	claimed := must(x.svc.Outbox().ClaimDeliveries(ctx, 10, time.Minute))
 	if len(claimed) != 1 {
 		x.t.Fatalf("examples: %d deliveries claimed, want 1", len(claimed))
 	}
 	event := claimed[0].EventID
-	if err := x.svc.RecordAttempts(ctx, []payments.AttemptResult{{
+	if err := x.svc.Outbox().RecordAttempts(ctx, []outbox.AttemptResult{{
 		Delivery: claimed[0], At: exampleTime.Add(2 * time.Second), StatusCode: http.StatusGone, Error: "status 410",
 		Latency: 182 * time.Millisecond, Response: []byte(`{"error":"endpoint retired"}`), Gone: true,
-	}}, payments.DeliveryPolicy{Schedule: []time.Duration{5 * time.Second}}); err != nil {
+	}}, outbox.DeliveryPolicy{Schedule: []time.Duration{5 * time.Second}}); err != nil {
 		x.t.Fatal(err)
 	}
 	x.do(req{pattern: listHooks, target: "/api/platform/webhooks/list", want: 200})

@@ -54,6 +54,6 @@ func runBackup(ctx context.Context, x *command.Invocation, args []string) error 
 		if err := svc.Backup(ctx, out); err != nil {
 			return err
 		}
-		return x.PrintJSON(backupDone{BackupFile: out, DataKeyID: svc.DataKeyID()})
+		return x.PrintJSON(backupDone{BackupFile: out, DataKeyID: svc.DataKeys().SealingID()})
 	})
 }

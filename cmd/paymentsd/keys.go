@@ -235,14 +235,14 @@ func (h *host) openService(ctx context.Context, opts payments.Options, fn func(*
 			err = cerr
 		}
 	}()
-	if file := svc.CreatedKeyFile(); file != "" {
+	if file := svc.DataKeys().CreatedFile(); file != "" {
 		const advice = "back it up with the database; in production give the key from a secret store ($" +
 			envDataKey + " or -data-key-file)"
 		if h.logger != nil {
-			h.logger.Warn("created a new data key file for the new database: "+advice, "key_file", file, "key_id", svc.DataKeyID())
+			h.logger.Warn("created a new data key file for the new database: "+advice, "key_file", file, "key_id", svc.DataKeys().SealingID())
 		} else {
 			fmt.Fprintf(h.stderr, "%s: created the data key file %s (key id %s) for the new database: %s\n",
-				program, file, svc.DataKeyID(), advice)
+				program, file, svc.DataKeys().SealingID(), advice)
 		}
 	}
 	return fn(svc)
@@ -315,7 +315,7 @@ func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) er
 	defer stop()
 	return h.openService(ctx, payments.Options{DataKeys: keys}, func(svc *payments.Service) error {
 		// What is left to reseal: every value under a key but the new one.
-		keys, err := svc.DataKeys(ctx)
+		keys, err := svc.DataKeys().List(ctx)
 		if err != nil {
 			return err
 		}
@@ -327,7 +327,7 @@ func runKeysRotate(ctx context.Context, x *command.Invocation, args []string) er
 		}
 		start := time.Now()
 		last := start
-		rot, err := svc.RotateKeys(ctx, payments.RotateOptions{BatchSize: *batch, Rate: *rate, Progress: func(column string, resealed int) {
+		rot, err := svc.DataKeys().Rotate(ctx, payments.RotateOptions{BatchSize: *batch, Rate: *rate, Progress: func(column string, resealed int) {
 			if now := time.Now(); now.Sub(last) >= time.Second {
 				last = now
 				fmt.Fprintf(x.Stderr, "%s keys rotate: %d values resealed, %d remaining, %.0f values/s (at %s)\n", program,

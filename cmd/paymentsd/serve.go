@@ -184,7 +184,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 			Ready: func(a net.Addr) {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
 					"environment", string(*env), "db", payments.RedactDSN(db.path), "timestamp_tolerance", tolerance.String(),
-					"data_key_id", svc.DataKeyID())
+					"data_key_id", svc.DataKeys().SealingID())
 			},
 		})
 		cancel()

@@ -217,7 +217,7 @@ func runKeysStatus(ctx context.Context, x *Invocation, args []string) error {
 		return err
 	}
 	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
-		keys, err := svc.DataKeys(ctx)
-		return keyStatus{SealingKey: svc.DataKeyID(), Keys: keys, Unregistered: svc.UnregisteredDataKey()}, err
+		keys, err := svc.DataKeys().List(ctx)
+		return keyStatus{SealingKey: svc.DataKeys().SealingID(), Keys: keys, Unregistered: svc.DataKeys().Unregistered()}, err
 	})
 }

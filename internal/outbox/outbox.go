@@ -1,21 +1,68 @@
-package payments
+// Package outbox is the payments store's outbox of webhook deliveries, as a dispatcher
+// (package dispatch) works it: events wait in the store as pending deliveries, written in
+// the transaction of the change they tell of; a dispatcher claims the due ones for a
+// lease, sends them, and records each attempt, which settles when the delivery is tried
+// again, or that it succeeded or failed for good.
+package outbox
 
 import (
 	"cmp"
 	"context"
 	"slices"
-	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/queries"
 )
 
-// Deliveries: what a dispatcher (package dispatch) asks of the service. Events wait in
-// the store as pending deliveries, written with the change they tell of; a dispatcher
-// claims the due ones for a lease, sends them, and records each attempt, which settles
-// when the delivery is tried again, or that it succeeded or failed for good.
+// Outbox is the deliveries of one payments service. It is safe for concurrent use.
+type Outbox struct {
+	write func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error
+	query func(ctx context.Context, fn func(q store.Querier) error) error
+	now   func() time.Time
+	open  func(sealed, aad string) ([]byte, error)
+
+	// due is set when a write has added deliveries (MarkDue); once it commits, wake
+	// signals the dispatcher of this process (DeliveriesDue).
+	due  atomic.Bool
+	wake chan struct{}
+}
+
+// Config is what an outbox uses of its service.
+type Config struct {
+	// Write runs fn as one of the service's write operations; Query runs fn's statements
+	// outside a transaction.
+	Write func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error
+	Query func(ctx context.Context, fn func(q store.Querier) error) error
+	// Now is the service's clock, truncated to the stored precision.
+	Now func() time.Time
+	// Open opens an endpoint's sealed secret with the service's data keys.
+	Open func(sealed, aad string) ([]byte, error)
+}
+
+// New returns the outbox of the service cfg describes.
+func New(cfg Config) *Outbox {
+	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, wake: make(chan struct{}, 1)}
+}
+
+// MarkDue says that the write under way adds deliveries: once it commits (Committed),
+// the dispatcher of this process is woken.
+func (o *Outbox) MarkDue() { o.due.Store(true) }
+
+// Committed wakes the dispatcher of this process when the write that just committed
+// added deliveries.
+func (o *Outbox) Committed() {
+	if o.due.Load() && o.due.CompareAndSwap(true, false) {
+		select {
+		case o.wake <- struct{}{}:
+		default: // a signal is waiting already
+		}
+	}
+}
 
 // DisableAfter is how long an endpoint may fail every attempt before it is disabled.
 const DisableAfter = 5 * 24 * time.Hour
@@ -51,13 +98,13 @@ func (d Delivery) Headers(now time.Time) map[string][]string {
 // dispatcher, of this process or another sharing the database, takes them; when it ends
 // before their attempts are recorded (the process died), they are due again. Deliveries
 // to an endpoint deleted or disabled since are settled as failed, not returned.
-func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
+func (o *Outbox) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
 	var out []Delivery
-	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
+	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		out = out[:0]
-		now := s.Now()
+		now := o.now()
 		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
-			LeaseUntil: new(formatTime(now.Add(lease))), Now: formatTime(now), Max: int64(max),
+			LeaseUntil: new(stored.Time(now.Add(lease))), Now: stored.Time(now), Max: int64(max),
 		})
 		if err != nil {
 			return err
@@ -71,16 +118,16 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 				}
 				endpoints[c.EndpointID] = e
 			}
-			if e.Status != string(EndpointEnabled) || e.DeletedAt != nil {
+			if e.Status != "enabled" || e.DeletedAt != nil {
 				if err := q.RecordDelivery(ctx, queries.RecordDeliveryParams{
-					State: "failed", Attempts: c.Attempts, Failures: c.Failures, NextAttemptAt: formatTime(now), ID: c.ID,
+					State: "failed", Attempts: c.Attempts, Failures: c.Failures, NextAttemptAt: stored.Time(now), ID: c.ID,
 					ClaimedAttempts: c.Attempts,
 				}); err != nil {
 					return err
 				}
 				continue
 			}
-			secrets, err := s.endpointSecrets(e, now)
+			secrets, err := o.endpointSecrets(e, now)
 			if err != nil {
 				return err
 			}
@@ -102,9 +149,9 @@ func (s *Service) ClaimDeliveries(ctx context.Context, max int, lease time.Durat
 // at once. Only the one dispatcher of a database may call it, at its start (on SQLite,
 // where one process serves a database file): the claims it frees are those of a process
 // that died; on a database that dispatchers share, leases expire instead.
-func (s *Service) ReleaseClaims(ctx context.Context) (int64, error) {
+func (o *Outbox) ReleaseClaims(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
+	err := o.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 		n, err = q.ReleaseClaims(ctx)
 		return err
 	})
@@ -114,15 +161,15 @@ func (s *Service) ReleaseClaims(ctx context.Context) (int64, error) {
 // ExtendClaims keeps the claims of deliveries whose attempts are under way for lease more:
 // a dispatcher renews them while it sends, so that a lease can be short (and a dead
 // dispatcher's claims soon free) however long an attempt may take.
-func (s *Service) ExtendClaims(ctx context.Context, ids []int64, lease time.Duration) error {
+func (o *Outbox) ExtendClaims(ctx context.Context, ids []int64, lease time.Duration) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	until := new(formatTime(s.Now().Add(lease)))
+	until := new(stored.Time(o.now().Add(lease)))
 	// In the order of their ids, as RecordAttempts locks them: the dispatcher renews the
 	// claims it is recording, and two writes locking rows in different orders deadlock.
 	ids = slices.Sorted(slices.Values(ids))
-	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
+	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, id := range ids {
 			if err := q.ExtendClaim(ctx, queries.ExtendClaimParams{LeaseUntil: until, ID: id}); err != nil {
 				return err
@@ -133,14 +180,14 @@ func (s *Service) ExtendClaims(ctx context.Context, ids []int64, lease time.Dura
 }
 
 // endpointSecrets opens the endpoint's secret, and the previous one while it still signs.
-func (s *Service) endpointSecrets(e queries.WebhookEndpoint, now time.Time) ([]webhook.Secret, error) {
+func (o *Outbox) endpointSecrets(e queries.WebhookEndpoint, now time.Time) ([]webhook.Secret, error) {
 	sealed := []string{e.SecretSealed}
-	if e.PreviousSecretSealed != nil && e.PreviousUntil != nil && formatTime(now) < *e.PreviousUntil {
+	if e.PreviousSecretSealed != nil && e.PreviousUntil != nil && stored.Time(now) < *e.PreviousUntil {
 		sealed = append(sealed, *e.PreviousSecretSealed)
 	}
 	var out []webhook.Secret
 	for _, v := range sealed {
-		plain, err := s.keys.Open(v, webhookSecretAAD(e.ID))
+		plain, err := o.open(v, seal.WebhookSecretAAD(e.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -181,15 +228,15 @@ type DeliveryPolicy struct {
 // the schedule's next delay; or failed for good when the schedule is spent or the
 // endpoint answered 410 Gone, which disables it, as failing every attempt for
 // DisableAfter does.
-func (s *Service) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
+func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
 	schedule := webhook.Schedule(policy.Schedule)
 	// In the order of the deliveries' ids, as ExtendClaims locks them.
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
 		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
 	})
-	return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
+	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		for _, r := range results {
-			if err := s.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
+			if err := o.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
 				return err
 			}
 		}
@@ -197,21 +244,21 @@ func (s *Service) RecordAttempts(ctx context.Context, results []AttemptResult, p
 	})
 }
 
-func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
-	d, at := r.Delivery, formatTime(r.At)
+func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
+	d, at := r.Delivery, stored.Time(r.At)
 	var status *int64
 	if r.StatusCode != 0 {
 		status = new(int64(r.StatusCode))
 	}
 	var errText *string
 	if r.Error != "" {
-		errText = new(storableText(r.Error))
+		errText = new(stored.Text(r.Error))
 	}
 	response := r.Response
 	if len(response) > maxResponseKept {
 		response = response[:maxResponseKept]
 	}
-	answer := storableText(string(response))
+	answer := stored.Text(string(response))
 	next := queries.RecordDeliveryParams{ID: d.ID, Attempts: d.Attempt, Failures: d.failures + 1, NextAttemptAt: at,
 		State: "failed", ClaimedAttempts: d.Attempt - 1}
 	if r.Succeeded {
@@ -223,14 +270,14 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 		})
 		if err == nil && n == 0 { // it holds a success already: log this one as any attempt
 			next.State, next.Failures = "succeeded", 0
-			err = s.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
+			err = o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
 		}
 		if err != nil || !d.failing {
 			return err
 		}
 		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
 	}
-	if err := s.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, queries.RecordDeliveryParams{}); err != nil {
+	if err := o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, queries.RecordDeliveryParams{}); err != nil {
 		return err
 	}
 	switch {
@@ -243,7 +290,7 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 		})
 	}
 	if delay, ok := schedule.Delay(int(next.Failures), r.RetryAfter, rnd); ok {
-		next.State, next.NextAttemptAt = "pending", formatTime(r.At.Add(delay))
+		next.State, next.NextAttemptAt = "pending", stored.Time(r.At.Add(delay))
 	}
 	if err := q.RecordDelivery(ctx, next); err != nil {
 		return err
@@ -252,7 +299,7 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 	if err != nil {
 		return err
 	}
-	if started, err := parseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
+	if started, err := stored.ParseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
 		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
 			DisabledReason: new("Every attempt failed for 5 days."), ID: d.EndpointID,
 		})
@@ -262,7 +309,7 @@ func (s *Service) recordAttempt(ctx context.Context, q store.Querier, r AttemptR
 
 // logAttempt adds the attempt to webhook_attempts and, when next names a delivery,
 // settles the delivery so.
-func (s *Service) logAttempt(ctx context.Context, q store.Querier, d Delivery, at string, status *int64, errText *string,
+func (o *Outbox) logAttempt(ctx context.Context, q store.Querier, d Delivery, at string, status *int64, errText *string,
 	latency time.Duration, answer string, next queries.RecordDeliveryParams) error {
 	if err := q.CreateAttempt(ctx, queries.CreateAttemptParams{
 		EventID: d.EventID, EndpointID: d.EndpointID, Attempt: d.Attempt, AttemptedAt: at,
@@ -273,24 +320,18 @@ func (s *Service) logAttempt(ctx context.Context, q store.Querier, d Delivery, a
 	return q.RecordDelivery(ctx, next)
 }
 
-// storableText is s as every engine can store text: bytes that are not UTF-8 become
-// U+FFFD, and a NUL is dropped.
-func storableText(s string) string {
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-}
-
 // PendingDeliveries returns how many deliveries wait to be sent (or retried), and the
 // time of the oldest event among them (zero when none wait).
-func (s *Service) PendingDeliveries(ctx context.Context) (int64, time.Time, error) {
+func (o *Outbox) PendingDeliveries(ctx context.Context) (int64, time.Time, error) {
 	var row queries.PendingDeliveriesRow
-	err := s.query(ctx, func(q store.Querier) (err error) {
+	err := o.query(ctx, func(q store.Querier) (err error) {
 		row, err = q.PendingDeliveries(ctx)
 		return err
 	})
 	if err != nil || row.Oldest == "" {
 		return row.Pending, time.Time{}, err
 	}
-	oldest, err := parseTime(row.Oldest)
+	oldest, err := stored.ParseTime(row.Oldest)
 	return row.Pending, oldest, err
 }
 
@@ -299,12 +340,12 @@ const pruneBatch = 1000
 
 // PruneEvents deletes the events created before before, with their deliveries and
 // attempts, a batch at a time, and returns how many events it deleted.
-func (s *Service) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+func (o *Outbox) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 	var total int64
 	for {
 		var n int64
-		err := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
-			p := formatTime(before)
+		err := o.write(ctx, func(ctx context.Context, q store.Querier) (err error) {
+			p := stored.Time(before)
 			if _, err = q.PruneAttempts(ctx, queries.PruneAttemptsParams{Before: p, Batch: pruneBatch}); err != nil {
 				return err
 			}
@@ -324,4 +365,4 @@ func (s *Service) PruneEvents(ctx context.Context, before time.Time) (int64, err
 // DeliveriesDue returns a channel that receives when a change has just committed events
 // with deliveries, so that a dispatcher in this process can send them at once instead of
 // at its next poll.
-func (s *Service) DeliveriesDue() <-chan struct{} { return s.wake }
+func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.wake }

@@ -1,4 +1,4 @@
-package payments
+package datakeys
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/queries"
 )
 
 // Key rotation: every sealed value moved to the newest data key, the older keys retired;
 // and the report of which key seals how many values.
 
-// RotateOptions tunes RotateKeys.
+// RotateOptions tunes Rotate.
 type RotateOptions struct {
 	// BatchSize is how many rows are resealed in one transaction; default 100.
 	BatchSize int
@@ -27,7 +28,7 @@ type RotateOptions struct {
 	Progress func(column string, resealed int)
 }
 
-// Rotation is what RotateKeys did.
+// Rotation is what Rotate did.
 type Rotation struct {
 	// KeyID is the key every value is now sealed under.
 	KeyID string `json:"key_id"`
@@ -37,27 +38,26 @@ type Rotation struct {
 	Retired []string `json:"retired"`
 }
 
-// rotationRounds bounds how many times RotateKeys walks the store: a value sealed under an
+// rotationRounds bounds how many times Rotate walks the store: a value sealed under an
 // older key after the walk passed it (by a process that seals with an older key) sends
 // the walk round again.
 const rotationRounds = 3
 
-// RotateKeys reseals every value under the service's newest data key (the first of
-// Options.DataKeys), in transactions of BatchSize rows, then retires the older keys. It
+// Rotate reseals every value under the service's newest data key (the first configured), in transactions of BatchSize rows, then retires the older keys. It
 // can run while servers keep serving and writing, provided they were started with the
 // newest key as well (first) and the older ones; it can be interrupted (cancel ctx) and
 // run again, resuming where it stopped, because it reseals only what is not under the
 // newest key yet. The values of older keys stay readable until the last transaction, which
 // checks that no value is left under them and retires them, in one step.
-func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation, error) {
+func (s *Keys) Rotate(ctx context.Context, opts RotateOptions) (Rotation, error) {
 	batch := opts.BatchSize
 	if batch <= 0 {
 		batch = defaultRotateBatch
 	}
-	out := Rotation{KeyID: s.keys.SealingID(), Retired: []string{}}
+	out := Rotation{KeyID: s.Ring.SealingID(), Retired: []string{}}
 	pace := newPacer(opts.Rate)
 	for range rotationRounds {
-		for _, col := range s.sealedColumns(s.store.Reads()) {
+		for _, col := range s.sealedColumns(s.cfg.Reads()) {
 			upto, err := col.last(ctx)
 			if err != nil {
 				return out, err
@@ -71,7 +71,7 @@ func (s *Service) RotateKeys(ctx context.Context, opts RotateOptions) (Rotation,
 				var began time.Time // when the batch began: it held the database since
 				from := after       // the same rows when the batch runs again
 				err := s.retryUnavailable(ctx, func() error {
-					return s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) (err error) {
+					return s.cfg.Write(ctx, func(ctx context.Context, q store.Querier) (err error) {
 						began = time.Now()
 						after, n, done, err = s.sealBatch(ctx, q, col, from, upto, batch)
 						return err
@@ -151,10 +151,10 @@ const rotationUnavailableTries = 10
 
 // retryUnavailable runs write until it succeeds, fails otherwise than CodeUnavailable, or
 // has been tried rotationUnavailableTries times.
-func (s *Service) retryUnavailable(ctx context.Context, write func() error) error {
+func (s *Keys) retryUnavailable(ctx context.Context, write func() error) error {
 	for try := 1; ; try++ {
 		err := write()
-		if ErrorCode(err) != CodeUnavailable || try == rotationUnavailableTries {
+		if !s.cfg.Unavailable(err) || try == rotationUnavailableTries {
 			return err
 		}
 		select {
@@ -167,19 +167,19 @@ func (s *Service) retryUnavailable(ctx context.Context, write func() error) erro
 
 // finishRotation, in one transaction, reseals the blind-index key (resealed is 1 when it
 // did) and, when no value is left under another key, retires every other key.
-func (s *Service) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
-	write := s.keys.SealingID()
-	err = s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error {
+func (s *Keys) finishRotation(ctx context.Context) (retired []string, resealed int, finished bool, err error) {
+	write := s.Ring.SealingID()
+	err = s.cfg.Write(ctx, func(ctx context.Context, q store.Querier) error {
 		sealedRoot, err := q.GetBlindIndexKey(ctx)
 		if err != nil {
 			return err
 		}
 		if id, _ := seal.SealedBy(sealedRoot); id != write {
-			root, err := s.keys.Open(sealedRoot, blindIndexKeyAAD)
+			root, err := s.Ring.Open(sealedRoot, seal.BlindIndexKeyAAD)
 			if err != nil {
 				return fmt.Errorf("payments: blind-index key: %w", err)
 			}
-			err = q.SetBlindIndexKey(ctx, s.keys.Seal(root, blindIndexKeyAAD))
+			err = q.SetBlindIndexKey(ctx, s.Ring.Seal(root, seal.BlindIndexKeyAAD))
 			clear(root)
 			if err != nil {
 				return err
@@ -203,7 +203,7 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, reseale
 			if k.KeyID == write || k.RetiredAt != nil {
 				continue
 			}
-			if err := q.RetireDataKey(ctx, queries.RetireDataKeyParams{RetiredAt: new(formatTime(s.Now())), KeyID: k.KeyID}); err != nil {
+			if err := q.RetireDataKey(ctx, queries.RetireDataKeyParams{RetiredAt: new(stored.Time(s.cfg.Now())), KeyID: k.KeyID}); err != nil {
 				return err
 			}
 			retired = append(retired, k.KeyID)
@@ -217,8 +217,8 @@ func (s *Service) finishRotation(ctx context.Context) (retired []string, reseale
 	return retired, resealed, finished, nil
 }
 
-// DataKeyInfo describes a data key of the database.
-type DataKeyInfo struct {
+// Info describes a data key of the database.
+type Info struct {
 	KeyID     string     `json:"key_id"`
 	AddedAt   time.Time  `json:"added_at"`
 	RetiredAt *time.Time `json:"retired_at"`
@@ -229,12 +229,12 @@ type DataKeyInfo struct {
 	Sealing    bool `json:"sealing"`
 }
 
-// DataKeys lists the database's data keys, oldest first, with how many values each seals:
+// List lists the database's data keys, oldest first, with how many values each seals:
 // a rotation is finished when only the newest key seals values and the others are retired.
-func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
-	var out []DataKeyInfo
+func (s *Keys) List(ctx context.Context) ([]Info, error) {
+	var out []Info
 	// One snapshot: the counts must be of the keys listed.
-	err := s.read(ctx, func(q store.Querier) error {
+	err := s.cfg.Read(ctx, func(q store.Querier) error {
 		known, err := q.ListDataKeys(ctx)
 		if err != nil {
 			return err
@@ -248,21 +248,21 @@ func (s *Service) DataKeys(ctx context.Context) ([]DataKeyInfo, error) {
 			values[c.KeyID] = c.N
 		}
 		for _, k := range known {
-			added, err := parseTime(k.AddedAt)
+			added, err := stored.ParseTime(k.AddedAt)
 			if err != nil {
 				return err
 			}
-			retired, err := parseNullTime(k.RetiredAt)
+			retired, err := stored.ParseNullTime(k.RetiredAt)
 			if err != nil {
 				return err
 			}
-			out = append(out, DataKeyInfo{
+			out = append(out, Info{
 				KeyID:      k.KeyID,
 				AddedAt:    added,
 				RetiredAt:  retired,
 				Values:     values[k.KeyID],
-				Configured: s.keys.Has(k.KeyID),
-				Sealing:    k.KeyID == s.keys.SealingID(),
+				Configured: s.Ring.Has(k.KeyID),
+				Sealing:    k.KeyID == s.Ring.SealingID(),
 			})
 		}
 		return nil

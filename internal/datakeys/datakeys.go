@@ -1,4 +1,8 @@
-package payments
+// Package datakeys administers the data keys of a payments database: it sets them up
+// when a service opens (the key file, the key checks, the blind-index key), reseals every
+// value under the newest key and retires the older ones (a rotation), and reports which
+// key seals how many values. Package seal does the sealing itself.
+package datakeys
 
 import (
 	"context"
@@ -8,31 +12,76 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
 	"github.com/platform-payments/payments/queries"
 )
 
-// What the database keeps about data keys, and what Open, the one-time sealing of an older
-// database and a key rotation do with it.
+// Config is how a service's keys are configured, and what their administration uses of
+// the service.
+type Config struct {
+	// Keys are the configured keys, the newest first; empty: the one key in KeyFile.
+	Keys []seal.Key
+	// KeyFile is the file the key is read from, or created in for a new database, when
+	// Keys is empty.
+	KeyFile string
+	// ReadOnly: create no key file and register no key.
+	ReadOnly bool
+	// Now is the service's clock.
+	Now func() time.Time
+	// Write runs fn as one of the service's writes, Read in one read transaction; Reads
+	// are statements outside any transaction.
+	Write func(ctx context.Context, fn func(ctx context.Context, q store.Querier) error) error
+	Read  func(ctx context.Context, fn func(q store.Querier) error) error
+	Reads func() store.Querier
+	// Unavailable reports whether an error of Write says the database is out of reach,
+	// so that a rotation tries again.
+	Unavailable func(error) bool
+}
 
-// keyError is a data key problem found at open: reported as such, not as a failed
+// Keys are the data keys of an open service: the keyring that seals and opens its values
+// and the blind index of account numbers, set at open and never changed, and their
+// administration. It is safe for concurrent use.
+type Keys struct {
+	Ring  *seal.Keyring
+	Index *seal.BlindIndex
+
+	cfg          Config
+	createdFile  string
+	unregistered string
+}
+
+// keyCheckText is what data_keys.key_check holds, sealed under its key.
+const keyCheckText = "payments data key check v1"
+
+// Error is a data key problem found at open: reported as such, not as a failed
 // migration.
-type keyError struct{ error }
+type Error struct{ error }
 
-func (e keyError) Unwrap() error { return e.error }
+func (e Error) Unwrap() error { return e.error }
 
-// setUpKeys makes the service's keyring and blind index. It runs in Open's migration
-// transaction, so that two processes opening one new database agree on its first key.
-// With no key given it reads the key file, creating it for a database that has no key
-// yet. Each configured key the database knows must open its key check; a database whose
-// values are sealed under none of the configured keys, or under a key not configured,
-// is refused here rather than failing on a request. The newest configured key is
-// registered when it is new: that is how a key rotation starts (idempotent: a key
+// SetUp returns the keys of the database q reads, as cfg configures them. It runs in
+// Open's migration transaction, so that two processes opening one new database agree on
+// its first key. With no key given it reads the key file, creating it for a database that
+// has no key yet. Each configured key the database knows must open its key check; a
+// database whose values are sealed under none of the configured keys, or under a key not
+// configured, is refused here rather than failing on a request. The newest configured key
+// is registered when it is new: that is how a key rotation starts (idempotent: a key
 // registered is known the next time). A read-only service creates no key file and
-// registers nothing.
-func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, opts Options) error {
+// registers nothing. Its errors about the keys are Error values.
+func SetUp(ctx context.Context, q store.Querier, cfg Config) (*Keys, error) {
+	s := &Keys{cfg: cfg}
+	if err := s.setUp(ctx, q); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Keys) setUp(ctx context.Context, q store.Querier) error {
+	opts := s.cfg
 	known, err := q.ListDataKeys(ctx)
 	if err != nil {
 		return err
@@ -46,32 +95,29 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 		}
 	}
 
-	keys := opts.DataKeys
+	keys := opts.Keys
 	if len(keys) == 0 {
 		file := opts.KeyFile
-		if file == "" {
-			file = DefaultKeyFile(path)
-		}
-		k, err := ReadKeyFile(file)
+		k, err := seal.ReadKeyFile(file)
 		switch {
 		case err == nil:
-		case errors.Is(err, fs.ErrNotExist) && len(known) == 0 && !s.readOnly:
-			k = NewDataKey()
-			if err := WriteKeyFile(file, k); err != nil {
+		case errors.Is(err, fs.ErrNotExist) && len(known) == 0 && !s.cfg.ReadOnly:
+			k = seal.NewKey()
+			if err := seal.WriteKeyFile(file, k); err != nil {
 				return err
 			}
-			s.createdKeyFile = file
+			s.createdFile = file
 		case errors.Is(err, fs.ErrNotExist):
-			return keyError{fmt.Errorf("%w: the key file %s does not exist, and this database's values are sealed under data key %s",
-				ErrMissingDataKey, file, strings.Join(live, ", "))}
+			return Error{fmt.Errorf("%w: the key file %s does not exist, and this database's values are sealed under data key %s",
+				seal.ErrMissingKey, file, strings.Join(live, ", "))}
 		default:
-			return keyError{err}
+			return Error{err}
 		}
-		keys = []DataKey{k}
+		keys = []seal.Key{k}
 	}
 	ring, err := seal.NewKeyring(keys)
 	if err != nil {
-		return keyError{err}
+		return Error{err}
 	}
 
 	write := ring.SealingID()
@@ -82,60 +128,60 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, path string, o
 			if i == 0 {
 				continue // a new key to seal with: registered below
 			}
-			return keyError{fmt.Errorf("%w: data key %s, given as an older key, is not a key of this database", ErrWrongDataKey, id)}
+			return Error{fmt.Errorf("%w: data key %s, given as an older key, is not a key of this database", seal.ErrWrongKey, id)}
 		}
 		anyKnown = true
-		if check, err := ring.Open(row.KeyCheck, keyCheckAAD(id)); err != nil || string(check) != keyCheckText {
-			return keyError{fmt.Errorf("%w: data key %s does not open this database's check of that key", ErrWrongDataKey, id)}
+		if check, err := ring.Open(row.KeyCheck, seal.KeyCheckAAD(id)); err != nil || string(check) != keyCheckText {
+			return Error{fmt.Errorf("%w: data key %s does not open this database's check of that key", seal.ErrWrongKey, id)}
 		}
 		if i == 0 && row.RetiredAt != nil {
-			return keyError{fmt.Errorf("%w: data key %s was retired at %s; seal with this database's current key %s",
-				ErrRetiredDataKey, id, *row.RetiredAt, strings.Join(live, ", "))}
+			return Error{fmt.Errorf("%w: data key %s was retired at %s; seal with this database's current key %s",
+				seal.ErrRetiredKey, id, *row.RetiredAt, strings.Join(live, ", "))}
 		}
 	}
 	if _, ok := knownByID[write]; !ok {
 		if len(known) > 0 && !anyKnown {
-			return keyError{fmt.Errorf("%w (key id %s; its values are sealed under key id %s)",
-				ErrWrongDataKey, write, strings.Join(live, ", "))}
+			return Error{fmt.Errorf("%w (key id %s; its values are sealed under key id %s)",
+				seal.ErrWrongKey, write, strings.Join(live, ", "))}
 		}
-		if s.readOnly { // registers nothing: the service has the keys the database knows
+		if s.cfg.ReadOnly { // registers nothing: the service has the keys the database knows
 			if ring, err = seal.NewKeyring(keys[1:]); err != nil {
-				return keyError{err}
+				return Error{err}
 			}
-			s.unregisteredKey, write = write, ring.SealingID()
+			s.unregistered, write = write, ring.SealingID()
 		} else if err := q.AddDataKey(ctx, queries.AddDataKeyParams{
 			KeyID:    write,
-			KeyCheck: ring.Seal([]byte(keyCheckText), keyCheckAAD(write)),
-			AddedAt:  formatTime(s.Now()),
+			KeyCheck: ring.Seal([]byte(keyCheckText), seal.KeyCheckAAD(write)),
+			AddedAt:  stored.Time(s.cfg.Now()),
 		}); err != nil {
 			return err
 		}
 	}
 	for _, id := range live {
 		if !ring.Has(id) {
-			return keyError{fmt.Errorf("%w: values of this database are still sealed under data key %s "+
-				"(a key rotation to %s is not finished): give that key too, as an older key", ErrMissingDataKey, id, write)}
+			return Error{fmt.Errorf("%w: values of this database are still sealed under data key %s "+
+				"(a key rotation to %s is not finished): give that key too, as an older key", seal.ErrMissingKey, id, write)}
 		}
 	}
 
 	root := make([]byte, 32)
 	sealedRoot, err := q.GetBlindIndexKey(ctx)
 	switch {
-	case errors.Is(err, sql.ErrNoRows) && s.readOnly:
+	case errors.Is(err, sql.ErrNoRows) && s.cfg.ReadOnly:
 		err = errors.New("the database has none yet")
 	case errors.Is(err, sql.ErrNoRows):
 		rand.Read(root) // never returns an error (crypto/rand, Go 1.24+)
 		err = q.CreateBlindIndexKey(ctx, queries.CreateBlindIndexKeyParams{
-			KeySealed: ring.Seal(root, blindIndexKeyAAD),
-			CreatedAt: formatTime(s.Now()),
+			KeySealed: ring.Seal(root, seal.BlindIndexKeyAAD),
+			CreatedAt: stored.Time(s.cfg.Now()),
 		})
 	case err == nil:
-		root, err = ring.Open(sealedRoot, blindIndexKeyAAD)
+		root, err = ring.Open(sealedRoot, seal.BlindIndexKeyAAD)
 	}
 	if err != nil {
 		return fmt.Errorf("blind-index key: %w", err)
 	}
-	s.keys, s.index = ring, seal.NewBlindIndex(root)
+	s.Ring, s.Index = ring, seal.NewBlindIndex(root)
 	clear(root)
 	return nil
 }
@@ -153,7 +199,7 @@ type sealedRow struct {
 type sealedColumn struct {
 	name string
 	// since names the migration that made the column, when later than sealed_values.sql
-	// (whose Go step, sealPlainValues, walks only the columns there were then: a later
+	// (whose Go step, SealPlainValues, walks only the columns there were then: a later
 	// column never held a plain value).
 	since string
 	aad   func(id string) string
@@ -173,10 +219,10 @@ func sealedRows[R any](rows []R, err error, row func(R) sealedRow) ([]sealedRow,
 }
 
 // sealedColumns are the columns of sealed values; q reads where each walk ends.
-func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
+func (s *Keys) sealedColumns(q store.Querier) []sealedColumn {
 	return []sealedColumn{{
 		name: "platforms.secret",
-		aad:  platformSecretAAD,
+		aad:  seal.PlatformSecretAAD,
 		last: q.LastPlatformID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: after, Upto: upto, Batch: batch})
@@ -187,7 +233,7 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 		},
 	}, {
 		name: "bank_accounts.account_number",
-		aad:  bankAccountNumberAAD,
+		aad:  seal.BankAccountNumberAAD,
 		last: q.LastBankAccountID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.BankAccountNumbersAfter(ctx, queries.BankAccountNumbersAfterParams{After: after, Upto: upto, Batch: batch})
@@ -198,13 +244,13 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 		set: func(ctx context.Context, q store.Querier, r sealedRow, sealed string, plain []byte) error {
 			return q.SetBankAccountNumber(ctx, queries.SetBankAccountNumberParams{
 				AccountNumberSealed: sealed,
-				AccountNumberIndex:  s.index.BankAccount(r.userID, r.routingNumber, string(plain)),
+				AccountNumberIndex:  s.Index.BankAccount(r.userID, r.routingNumber, string(plain)),
 				ID:                  r.id,
 			})
 		},
 	}, {
 		name: "payee_banks.account_number",
-		aad:  payeeBankNumberAAD,
+		aad:  seal.PayeeBankNumberAAD,
 		last: q.LastPayeeBankID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.PayeeBankNumbersAfter(ctx, queries.PayeeBankNumbersAfterParams{After: after, Upto: upto, Batch: batch})
@@ -217,7 +263,7 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 		},
 	}, {
 		name: "idempotency_keys.outcome",
-		aad:  idempotencyOutcomeAAD,
+		aad:  seal.IdempotencyOutcomeAAD,
 		last: q.LastIdempotencyRecordID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.IdempotencyOutcomesAfter(ctx, queries.IdempotencyOutcomesAfterParams{After: after, Upto: upto, Batch: batch})
@@ -231,7 +277,7 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 	}, {
 		name:  "webhook_endpoints.secret",
 		since: "events.sql",
-		aad:   webhookSecretAAD,
+		aad:   seal.WebhookSecretAAD,
 		last:  q.LastWebhookEndpointID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.WebhookSecretsAfter(ctx, queries.WebhookSecretsAfterParams{After: after, Upto: upto, Batch: batch})
@@ -243,7 +289,7 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 	}, {
 		name:  "webhook_endpoints.previous_secret",
 		since: "events.sql",
-		aad:   webhookSecretAAD,
+		aad:   seal.WebhookSecretAAD,
 		last:  q.LastWebhookEndpointID,
 		list: func(ctx context.Context, q store.Querier, after, upto string, batch int64) ([]sealedRow, error) {
 			rows, err := q.WebhookPreviousSecretsAfter(ctx, queries.WebhookPreviousSecretsAfterParams{After: after, Upto: upto, Batch: batch})
@@ -262,12 +308,12 @@ func (s *Service) sealedColumns(q store.Querier) []sealedColumn {
 // sealed under an older key; values already under the newest key are left as they are.
 // It returns the last id read (after, when none), how many values it sealed, and whether
 // the column has no rows past those read.
-func (s *Service) sealBatch(ctx context.Context, q store.Querier, col sealedColumn, after, upto string, batch int) (last string, n int, done bool, err error) {
+func (s *Keys) sealBatch(ctx context.Context, q store.Querier, col sealedColumn, after, upto string, batch int) (last string, n int, done bool, err error) {
 	rows, err := col.list(ctx, q, after, upto, int64(batch))
 	if err != nil {
 		return after, 0, false, err
 	}
-	write := s.keys.SealingID()
+	write := s.Ring.SealingID()
 	for _, r := range rows {
 		var plain []byte
 		switch id, sealed := seal.SealedBy(r.value); {
@@ -276,11 +322,11 @@ func (s *Service) sealBatch(ctx context.Context, q store.Querier, col sealedColu
 		case id == write:
 			continue
 		default:
-			if plain, err = s.keys.Open(r.value, col.aad(r.id)); err != nil {
+			if plain, err = s.Ring.Open(r.value, col.aad(r.id)); err != nil {
 				return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
 			}
 		}
-		err := col.set(ctx, q, r, s.keys.Seal(plain, col.aad(r.id)), plain)
+		err := col.set(ctx, q, r, s.Ring.Seal(plain, col.aad(r.id)), plain)
 		clear(plain)
 		if err != nil {
 			return after, n, false, fmt.Errorf("%s of %s: %w", col.name, r.id, err)
@@ -293,10 +339,10 @@ func (s *Service) sealBatch(ctx context.Context, q store.Querier, col sealedColu
 	return after, n, len(rows) < batch, nil
 }
 
-// sealPlainValues is the Go part of migration sealed_values: in the migration's own
+// SealPlainValues is the Go part of migration sealed_values: in the migration's own
 // transaction, it seals every value the migration left plain, and computes the blind
 // index of every linked account number.
-func (s *Service) sealPlainValues(ctx context.Context, q store.Querier) error {
+func (s *Keys) SealPlainValues(ctx context.Context, q store.Querier) error {
 	for _, col := range s.sealedColumns(q) {
 		if col.since != "" {
 			continue
@@ -319,14 +365,14 @@ func (s *Service) sealPlainValues(ctx context.Context, q store.Querier) error {
 // milliseconds of writing, so that the requests a server writes meanwhile hardly wait.
 const defaultSealBatch = 500
 
-// DataKeyID returns the id of the data key the service seals new values under.
-func (s *Service) DataKeyID() string { return s.keys.SealingID() }
+// SealingID returns the id of the data key the service seals new values under.
+func (s *Keys) SealingID() string { return s.Ring.SealingID() }
 
-// UnregisteredDataKey returns, for a service opened with Options.ReadOnly, the id of the
-// first of Options.DataKeys when the database does not know that key yet (Open, not
-// read-only, would have registered it as the key new values are sealed under), or "".
-func (s *Service) UnregisteredDataKey() string { return s.unregisteredKey }
+// Unregistered returns, for a service opened read-only, the id of the first configured
+// key when the database does not know that key yet (Open, not read-only, would have
+// registered it as the key new values are sealed under), or "".
+func (s *Keys) Unregistered() string { return s.unregistered }
 
-// CreatedKeyFile returns the key file Open created with a new data key (see
-// Options.KeyFile), or "" when it created none.
-func (s *Service) CreatedKeyFile() string { return s.createdKeyFile }
+// CreatedFile returns the key file Open created with a new data key, or "" when it
+// created none.
+func (s *Keys) CreatedFile() string { return s.createdFile }
