@@ -110,7 +110,8 @@ func DefaultMaxConns() int { return max(8, 4*runtime.GOMAXPROCS(0)) }
 // prepares a statement the first time it runs it, and keeps it; behind PgBouncer in
 // transaction mode the DSN names a mode that prepares none
 // (default_query_exec_mode=cache_describe), and Open refuses one that leaves a statement
-// there for another connection to find (ErrPoolerExecMode).
+// there for another connection to find (ErrPoolerExecMode); exec and simple_protocol run
+// as cache_describe (readsBinary).
 func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err error) {
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -122,6 +123,11 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	}
 	pcfg.MaxConns = int32(min(conns, math.MaxInt32)) // #nosec G115 -- bounded
 	pcfg.MaxConnIdleTime = 5 * time.Minute
+	readsBinary(pcfg.ConnConfig)
+	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgqueries.RegisterTypes(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
@@ -142,7 +148,7 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	if err := migrate(ctx, pool, key, cfg); err != nil {
+	if err := migrate(ctx, pool, key, cfg, 0); err != nil {
 		return nil, fmt.Errorf("payments: migrate %s: %w", Redact(dsn), err)
 	}
 	st.commit.Start()
@@ -154,15 +160,30 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	return st, nil
 }
 
+// readsBinary makes cfg's queries read their results in the binary format, where the
+// types pgqueries.RegisterTypes reads (a time into the service's text) are read whatever
+// the session's settings: the exec and simple_protocol modes read every result as
+// PostgreSQL's text (a time as DateStyle and TimeZone write it), so they run as
+// cache_describe, which is as safe behind a pooler (it leaves nothing on the server
+// connection) and measured about as fast.
+func readsBinary(cfg *pgx.ConnConfig) {
+	if m := cfg.DefaultQueryExecMode; m == pgx.QueryExecModeExec || m == pgx.QueryExecModeSimpleProtocol {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+}
+
 // migrate applies, in one transaction holding the set-up lock (key), the embedded
 // migrations newer than the schema's version and their Go steps, then runs cfg.Setup in
-// that same transaction.
-func migrate(ctx context.Context, pool *pgxpool.Pool, key int64, cfg store.Config) error {
+// that same transaction. A test stops at the migration numbered upto; 0 applies them all.
+func migrate(ctx context.Context, pool *pgxpool.Pool, key int64, cfg store.Config, upto int) error {
 	names, err := migrationFiles.ReadDir("migrations")
 	if err != nil {
 		return err
 	}
 	sort.Slice(names, func(i, j int) bool { return names[i].Name() < names[j].Name() })
+	if upto > 0 {
+		names = names[:upto]
+	}
 	opts := pgx.TxOptions{}
 	if cfg.ReadOnly {
 		opts.AccessMode = pgx.ReadOnly

@@ -10,9 +10,9 @@ INSERT INTO bank_accounts (
 RETURNING *;
 
 -- name: InsertBankAccountTakingDefault :one
--- PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: 1
+-- PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: true
 -- when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
--- user has no default account, else 0. Sent behind the user's lock (LockUserForUpdate), in
+-- user has no default account. Sent behind the user's lock (LockUserForUpdate), in
 -- the same round: the statement's snapshot, taken when it starts, once the lock is had,
 -- sees the default account any write that held the user added.
 INSERT INTO bank_accounts (
@@ -26,17 +26,17 @@ INSERT INTO bank_accounts (
     sqlc.narg(bank_address), sqlc.narg(city), sqlc.narg(state), sqlc.narg(zip), sqlc.narg(country),
     sqlc.arg(account_type), sqlc.narg(account_holder_address), sqlc.narg(account_holder_city),
     sqlc.narg(account_holder_state), sqlc.narg(account_holder_zip), sqlc.narg(account_holder_country),
-    CASE WHEN sqlc.arg(asked)::boolean OR NOT EXISTS (
-        SELECT 1 FROM bank_accounts d WHERE d.user_id = sqlc.arg(user_id) AND d.is_default = 1) THEN 1 ELSE 0 END,
+    sqlc.arg(asked)::boolean OR NOT EXISTS (
+        SELECT 1 FROM bank_accounts d WHERE d.user_id = sqlc.arg(user_id) AND d.is_default),
     sqlc.arg(created_at)
 )
 RETURNING *;
 
 -- name: UserHasDefaultAccount :one
-SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default = 1);
+SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default);
 
 -- name: ClearDefaultAccount :exec
-UPDATE bank_accounts SET is_default = 0 WHERE user_id = $1 AND is_default = 1;
+UPDATE bank_accounts SET is_default = false WHERE user_id = $1 AND is_default;
 
 -- name: GetPlatformBankAccount :one
 SELECT sqlc.embed(bank_accounts), users.verified_at

@@ -10,7 +10,7 @@ import (
 )
 
 const clearDefaultAccount = `-- name: ClearDefaultAccount :exec
-UPDATE bank_accounts SET is_default = 0 WHERE user_id = $1 AND is_default = 1
+UPDATE bank_accounts SET is_default = false WHERE user_id = $1 AND is_default
 `
 
 func (q *Queries) ClearDefaultAccount(ctx context.Context, userID string) error {
@@ -172,8 +172,8 @@ INSERT INTO bank_accounts (
     $9, $10, $11, $12, $13,
     $14, $15, $16,
     $17, $18, $19,
-    CASE WHEN $20::boolean OR NOT EXISTS (
-        SELECT 1 FROM bank_accounts d WHERE d.user_id = $2 AND d.is_default = 1) THEN 1 ELSE 0 END,
+    $20::boolean OR NOT EXISTS (
+        SELECT 1 FROM bank_accounts d WHERE d.user_id = $2 AND d.is_default),
     $21
 )
 RETURNING id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed, account_number_index, routing_number, bank_address, city, state, zip, country, account_type, account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country, balance, verification_status, verification_type, is_verified, is_default, created_at
@@ -203,9 +203,9 @@ type InsertBankAccountTakingDefaultParams struct {
 	CreatedAt            string
 }
 
-// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: 1
+// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: true
 // when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
-// user has no default account, else 0. Sent behind the user's lock (LockUserForUpdate), in
+// user has no default account. Sent behind the user's lock (LockUserForUpdate), in
 // the same round: the statement's snapshot, taken when it starts, once the lock is had,
 // sees the default account any write that held the user added.
 func (q *Queries) InsertBankAccountTakingDefault(ctx context.Context, arg InsertBankAccountTakingDefaultParams) (BankAccount, error) {
@@ -264,7 +264,7 @@ func (q *Queries) InsertBankAccountTakingDefault(ctx context.Context, arg Insert
 }
 
 const userHasDefaultAccount = `-- name: UserHasDefaultAccount :one
-SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default = 1)
+SELECT EXISTS (SELECT 1 FROM bank_accounts WHERE user_id = $1 AND is_default)
 `
 
 func (q *Queries) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {

@@ -10,7 +10,7 @@ RETURNING *;
 -- so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 SELECT * FROM payee_addresses
 WHERE user_id = sqlc.arg(user_id)
-  AND (sqlc.narg(payee_id)::text IS NULL OR payee_id = sqlc.narg(payee_id)::text)
+  AND (sqlc.narg(payee_id)::uuid IS NULL OR payee_id = sqlc.narg(payee_id)::uuid)
   AND deleted_at IS NULL
 ORDER BY created_at, id;
 

@@ -118,7 +118,7 @@ func (q *Queries) GetPayeeAddress(ctx context.Context, arg GetPayeeAddressParams
 const listPayeeAddresses = `-- name: ListPayeeAddresses :many
 SELECT id, user_id, payee_id, contact_id, name, last_name, address_line_1, address_line_2, company_name, city, state, zipcode, country, address_type, is_default, created_at, updated_at, deleted_at FROM payee_addresses
 WHERE user_id = $1
-  AND ($2::text IS NULL OR payee_id = $2::text)
+  AND ($2::uuid IS NULL OR payee_id = $2::uuid)
   AND deleted_at IS NULL
 ORDER BY created_at, id
 `

@@ -4,18 +4,18 @@
 -- Nothing is written when the platform does not exist: an event is written from its
 -- platform's row (events keep no foreign key to it: migrations/0004).
 WITH given AS (
-    SELECT sqlc.arg(id)::text AS id, sqlc.arg(platform_id)::text AS platform_id, sqlc.arg(type)::text AS type,
-        sqlc.arg(created_at)::text AS created_at, sqlc.arg(payload)::text AS payload
+    SELECT sqlc.arg(id)::uuid AS id, sqlc.arg(platform_id)::uuid AS platform_id, sqlc.arg(type)::text AS type,
+        sqlc.arg(created_at)::timestamptz AS created_at, sqlc.arg(payload)::text AS payload
 )
 INSERT INTO events (id, platform_id, type, created_at, payload)
 SELECT g.id, p.id, g.type, g.created_at, g.payload FROM given g JOIN platforms p ON p.id = g.platform_id;
 
 -- name: FanOutEvent :execrows
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT sqlc.arg(event_id)::text, e.id, 'pending', 0, 0, sqlc.arg(due_at)::text
+SELECT sqlc.arg(event_id)::uuid, e.id, 'pending', 0, 0, sqlc.arg(due_at)::timestamptz
 FROM webhook_endpoints e
 WHERE e.platform_id = sqlc.arg(platform_id) AND e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
+  AND (e.all_events OR EXISTS (
       SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = sqlc.arg(type)));
 
 -- name: SubscribedPlatforms :many
@@ -23,13 +23,14 @@ SELECT p.id, p.environment FROM platforms p
 WHERE EXISTS (
     SELECT 1 FROM webhook_endpoints e
     WHERE e.platform_id = p.id AND e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
+      AND (e.all_events OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = sqlc.arg(type))))
 ORDER BY p.id;
 
 -- name: ListEvents :many
 SELECT * FROM events
-WHERE platform_id = sqlc.arg(platform_id) AND id > sqlc.arg(after_id)
+WHERE platform_id = sqlc.arg(platform_id)
+  AND (sqlc.arg(after_id)::text = '' OR id > nullif(sqlc.arg(after_id)::text, '')::uuid)
   AND (sqlc.arg(type)::text = '' OR type = sqlc.arg(type)::text)
 ORDER BY id
 LIMIT sqlc.arg(page_size)::bigint;
@@ -73,7 +74,7 @@ DELETE FROM events WHERE id IN (
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
-    FROM json_to_recordset(sqlc.arg(events)::json) AS e (id text, platform_id text, type text, created_at text, payload text)
+    FROM json_to_recordset(sqlc.arg(events)::json) AS e (id uuid, platform_id uuid, type text, created_at timestamptz, payload text)
     WHERE EXISTS (SELECT 1 FROM platforms p WHERE p.id = e.platform_id)
     RETURNING id, platform_id, type, created_at
 ), d AS (
@@ -81,7 +82,7 @@ WITH ev AS (
     SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
     FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
     WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
+      AND (e.all_events OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
     RETURNING 1
 )

@@ -12,8 +12,8 @@ import (
 const createEvent = `-- name: CreateEvent :exec
 
 WITH given AS (
-    SELECT $1::text AS id, $2::text AS platform_id, $3::text AS type,
-        $4::text AS created_at, $5::text AS payload
+    SELECT $1::uuid AS id, $2::uuid AS platform_id, $3::text AS type,
+        $4::timestamptz AS created_at, $5::text AS payload
 )
 INSERT INTO events (id, platform_id, type, created_at, payload)
 SELECT g.id, p.id, g.type, g.created_at, g.payload FROM given g JOIN platforms p ON p.id = g.platform_id
@@ -45,7 +45,7 @@ const emitEvents = `-- name: EmitEvents :one
 WITH ev AS (
     INSERT INTO events (id, platform_id, type, created_at, payload)
     SELECT e.id, e.platform_id, e.type, e.created_at, e.payload
-    FROM json_to_recordset($1::json) AS e (id text, platform_id text, type text, created_at text, payload text)
+    FROM json_to_recordset($1::json) AS e (id uuid, platform_id uuid, type text, created_at timestamptz, payload text)
     WHERE EXISTS (SELECT 1 FROM platforms p WHERE p.id = e.platform_id)
     RETURNING id, platform_id, type, created_at
 ), d AS (
@@ -53,7 +53,7 @@ WITH ev AS (
     SELECT ev.id, e.id, 'pending', 0, 0, ev.created_at
     FROM ev JOIN webhook_endpoints e ON e.platform_id = ev.platform_id
     WHERE e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
+      AND (e.all_events OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = ev.type))
     RETURNING 1
 )
@@ -77,10 +77,10 @@ func (q *Queries) EmitEvents(ctx context.Context, events []byte) (int64, error) 
 
 const fanOutEvent = `-- name: FanOutEvent :execrows
 INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
-SELECT $1::text, e.id, 'pending', 0, 0, $2::text
+SELECT $1::uuid, e.id, 'pending', 0, 0, $2::timestamptz
 FROM webhook_endpoints e
 WHERE e.platform_id = $3 AND e.status = 'enabled' AND e.deleted_at IS NULL
-  AND (e.all_events = 1 OR EXISTS (
+  AND (e.all_events OR EXISTS (
       SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = $4))
 `
 
@@ -188,7 +188,8 @@ func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]List
 
 const listEvents = `-- name: ListEvents :many
 SELECT row_id, id, platform_id, type, created_at, payload FROM events
-WHERE platform_id = $1 AND id > $2
+WHERE platform_id = $1
+  AND ($2::text = '' OR id > nullif($2::text, '')::uuid)
   AND ($3::text = '' OR type = $3::text)
 ORDER BY id
 LIMIT $4::bigint
@@ -294,7 +295,7 @@ SELECT p.id, p.environment FROM platforms p
 WHERE EXISTS (
     SELECT 1 FROM webhook_endpoints e
     WHERE e.platform_id = p.id AND e.status = 'enabled' AND e.deleted_at IS NULL
-      AND (e.all_events = 1 OR EXISTS (
+      AND (e.all_events OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = $1)))
 ORDER BY p.id
 `

@@ -20,7 +20,7 @@ WHERE scope = sqlc.arg(scope) AND key = sqlc.arg(key) AND created_at <= sqlc.arg
 -- written together at its end). The keys are a JSON array of objects {scope, key,
 -- not_after}.
 DELETE FROM idempotency_keys k
-USING jsonb_to_recordset(sqlc.arg(keys)::jsonb) AS d (scope text, key text, not_after text)
+USING jsonb_to_recordset(sqlc.arg(keys)::jsonb) AS d (scope text, key text, not_after timestamptz)
 WHERE k.scope = d.scope AND k.key = d.key AND k.created_at <= d.not_after;
 
 -- name: CreateIdempotencyRecords :exec
@@ -31,6 +31,6 @@ INSERT INTO idempotency_keys (id, scope, key, fingerprint, error_code, error_mes
 SELECT r.id, r.scope, r.key, decode(r.fingerprint, 'base64'), r.error_code, r.error_message, r.status,
     r.outcome_sealed, r.created_at
 FROM jsonb_to_recordset(sqlc.arg(records)::jsonb) AS r (
-    id text, scope text, key text, fingerprint text, error_code text, error_message text, status bigint,
-    outcome_sealed text, created_at text
+    id uuid, scope text, key text, fingerprint text, error_code text, error_message text, status bigint,
+    outcome_sealed text, created_at timestamptz
 );

@@ -46,8 +46,8 @@ INSERT INTO idempotency_keys (id, scope, key, fingerprint, error_code, error_mes
 SELECT r.id, r.scope, r.key, decode(r.fingerprint, 'base64'), r.error_code, r.error_message, r.status,
     r.outcome_sealed, r.created_at
 FROM jsonb_to_recordset($1::jsonb) AS r (
-    id text, scope text, key text, fingerprint text, error_code text, error_message text, status bigint,
-    outcome_sealed text, created_at text
+    id uuid, scope text, key text, fingerprint text, error_code text, error_message text, status bigint,
+    outcome_sealed text, created_at timestamptz
 )
 `
 
@@ -77,7 +77,7 @@ func (q *Queries) DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExp
 
 const deleteExpiredIdempotencyKeys = `-- name: DeleteExpiredIdempotencyKeys :exec
 DELETE FROM idempotency_keys k
-USING jsonb_to_recordset($1::jsonb) AS d (scope text, key text, not_after text)
+USING jsonb_to_recordset($1::jsonb) AS d (scope text, key text, not_after timestamptz)
 WHERE k.scope = d.scope AND k.key = d.key AND k.created_at <= d.not_after
 `
 

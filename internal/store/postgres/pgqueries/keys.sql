@@ -1,6 +1,8 @@
 -- Data keys, the blind-index key, and the sealed values a rotation or the one-time
 -- sealing of an older database walks through, a batch at a time in id order, up to the
--- last id there was when the walk started.
+-- last id there was when the walk started. The ids are uuids, compared as such (so that the
+-- primary key's index serves); an empty after starts at the first, an empty upto (no row
+-- when the walk started) finds none.
 
 -- name: ListDataKeys :many
 SELECT * FROM data_keys ORDER BY added_at, key_id;
@@ -22,41 +24,45 @@ INSERT INTO blind_index_key (id, key_sealed, created_at) VALUES (1, $1, $2);
 UPDATE blind_index_key SET key_sealed = $1 WHERE id = 1;
 
 -- name: LastPlatformID :one
-SELECT coalesce(max(id), '')::text FROM platforms;
+SELECT coalesce((SELECT id FROM platforms ORDER BY id DESC LIMIT 1)::text, '')::text;
 
 -- name: LastBankAccountID :one
-SELECT coalesce(max(id), '')::text FROM bank_accounts;
+SELECT coalesce((SELECT id FROM bank_accounts ORDER BY id DESC LIMIT 1)::text, '')::text;
 
 -- name: LastPayeeBankID :one
-SELECT coalesce(max(id), '')::text FROM payee_banks;
+SELECT coalesce((SELECT id FROM payee_banks ORDER BY id DESC LIMIT 1)::text, '')::text;
 
 -- name: LastIdempotencyRecordID :one
-SELECT coalesce(max(id), '')::text FROM idempotency_keys;
+SELECT coalesce((SELECT id FROM idempotency_keys ORDER BY id DESC LIMIT 1)::text, '')::text;
 
 -- name: PlatformSecretsAfter :many
 SELECT id, secret_sealed FROM platforms
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetPlatformSecret :exec
 UPDATE platforms SET secret_sealed = $1 WHERE id = $2;
 
 -- name: BankAccountNumbersAfter :many
 SELECT id, user_id, routing_number, account_number_sealed FROM bank_accounts
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetBankAccountNumber :exec
 UPDATE bank_accounts SET account_number_sealed = $1, account_number_index = $2 WHERE id = $3;
 
 -- name: PayeeBankNumbersAfter :many
 SELECT id, account_number_sealed FROM payee_banks
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetPayeeBankNumber :exec
 UPDATE payee_banks SET account_number_sealed = $1 WHERE id = $2;
 
 -- name: IdempotencyOutcomesAfter :many
 SELECT id, outcome_sealed FROM idempotency_keys
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetIdempotencyOutcome :exec
 UPDATE idempotency_keys SET outcome_sealed = $1 WHERE id = $2;

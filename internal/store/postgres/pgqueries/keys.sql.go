@@ -26,7 +26,8 @@ func (q *Queries) AddDataKey(ctx context.Context, arg AddDataKeyParams) error {
 
 const bankAccountNumbersAfter = `-- name: BankAccountNumbersAfter :many
 SELECT id, user_id, routing_number, account_number_sealed FROM bank_accounts
-WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3::bigint
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid ORDER BY id LIMIT $3::bigint
 `
 
 type BankAccountNumbersAfterParams struct {
@@ -131,7 +132,8 @@ func (q *Queries) GetBlindIndexKey(ctx context.Context) (string, error) {
 
 const idempotencyOutcomesAfter = `-- name: IdempotencyOutcomesAfter :many
 SELECT id, outcome_sealed FROM idempotency_keys
-WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3::bigint
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid ORDER BY id LIMIT $3::bigint
 `
 
 type IdempotencyOutcomesAfterParams struct {
@@ -166,7 +168,7 @@ func (q *Queries) IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyO
 }
 
 const lastBankAccountID = `-- name: LastBankAccountID :one
-SELECT coalesce(max(id), '')::text FROM bank_accounts
+SELECT coalesce((SELECT id FROM bank_accounts ORDER BY id DESC LIMIT 1)::text, '')::text
 `
 
 func (q *Queries) LastBankAccountID(ctx context.Context) (string, error) {
@@ -177,7 +179,7 @@ func (q *Queries) LastBankAccountID(ctx context.Context) (string, error) {
 }
 
 const lastIdempotencyRecordID = `-- name: LastIdempotencyRecordID :one
-SELECT coalesce(max(id), '')::text FROM idempotency_keys
+SELECT coalesce((SELECT id FROM idempotency_keys ORDER BY id DESC LIMIT 1)::text, '')::text
 `
 
 func (q *Queries) LastIdempotencyRecordID(ctx context.Context) (string, error) {
@@ -188,7 +190,7 @@ func (q *Queries) LastIdempotencyRecordID(ctx context.Context) (string, error) {
 }
 
 const lastPayeeBankID = `-- name: LastPayeeBankID :one
-SELECT coalesce(max(id), '')::text FROM payee_banks
+SELECT coalesce((SELECT id FROM payee_banks ORDER BY id DESC LIMIT 1)::text, '')::text
 `
 
 func (q *Queries) LastPayeeBankID(ctx context.Context) (string, error) {
@@ -199,7 +201,7 @@ func (q *Queries) LastPayeeBankID(ctx context.Context) (string, error) {
 }
 
 const lastPlatformID = `-- name: LastPlatformID :one
-SELECT coalesce(max(id), '')::text FROM platforms
+SELECT coalesce((SELECT id FROM platforms ORDER BY id DESC LIMIT 1)::text, '')::text
 `
 
 func (q *Queries) LastPlatformID(ctx context.Context) (string, error) {
@@ -216,7 +218,9 @@ SELECT key_id, key_check, added_at, retired_at FROM data_keys ORDER BY added_at,
 
 // Data keys, the blind-index key, and the sealed values a rotation or the one-time
 // sealing of an older database walks through, a batch at a time in id order, up to the
-// last id there was when the walk started.
+// last id there was when the walk started. The ids are uuids, compared as such (so that the
+// primary key's index serves); an empty after starts at the first, an empty upto (no row
+// when the walk started) finds none.
 func (q *Queries) ListDataKeys(ctx context.Context) ([]DataKey, error) {
 	rows, err := q.db.Query(ctx, listDataKeys)
 	if err != nil {
@@ -244,7 +248,8 @@ func (q *Queries) ListDataKeys(ctx context.Context) ([]DataKey, error) {
 
 const payeeBankNumbersAfter = `-- name: PayeeBankNumbersAfter :many
 SELECT id, account_number_sealed FROM payee_banks
-WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3::bigint
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid ORDER BY id LIMIT $3::bigint
 `
 
 type PayeeBankNumbersAfterParams struct {
@@ -280,7 +285,8 @@ func (q *Queries) PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumber
 
 const platformSecretsAfter = `-- name: PlatformSecretsAfter :many
 SELECT id, secret_sealed FROM platforms
-WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3::bigint
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid ORDER BY id LIMIT $3::bigint
 `
 
 type PlatformSecretsAfterParams struct {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -25,8 +27,12 @@ import (
 	"github.com/platform-payments/payments/queries"
 )
 
+// uid returns the id the tests write for name: the ids are uuids (migrations/0006).
+func uid(name string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String() }
+
 // openSchema returns a pool on a fresh schema of the database PAYMENTS_TEST_POSTGRES
-// names, with ../migrations/0001_init.sql applied; the schema is dropped at the end.
+// names, with ../migrations/ applied and its connections reading their types
+// (RegisterTypes); the schema is dropped at the end.
 // The test is skipped when the variable is unset (.ci/pg start DIR prints a DSN).
 func openSchema(t *testing.T) *pgxpool.Pool {
 	t.Helper()
@@ -61,7 +67,15 @@ func openSchema(t *testing.T) *pgxpool.Pool {
 			sep = "&"
 		}
 	}
-	db, err := pgxpool.New(ctx, dsn+sep+"search_path="+schema)
+	cfg, err := pgxpool.ParseConfig(dsn + sep + "search_path=" + schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgqueries.RegisterTypes(conn.TypeMap())
+		return nil
+	}
+	db, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,19 +176,19 @@ func TestPostgres(t *testing.T) {
 	// A sealed column refuses a plain value, with SQLite's message.
 	const keyID = "0123456789abcdef"
 	sealed := "v1:" + keyID + ":c2VhbGVk"
-	err = q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+	err = q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: uid("p1"), Name: "P", Environment: "sandbox",
 		SecretSealed: "plain", CreatedAt: "2026-01-01T00:00:00.000000Z"})
 	if err == nil || !strings.Contains(err.Error(), "payments: platforms.secret_sealed: not sealed under a data key in use") {
 		t.Fatalf("CreatePlatform with a plain secret: %v", err)
 	}
 	must(q.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: "2026-01-01T00:00:00.000000Z"}))
-	must(q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+	must(q.CreatePlatform(ctx, queries.CreatePlatformParams{ID: uid("p1"), Name: "P", Environment: "sandbox",
 		SecretSealed: sealed, CreatedAt: "2026-01-01T00:00:00.000000Z"}))
 
 	// Users: pw_id from the platform's counter; email_key unique per platform.
 	email := "a@example.com"
-	for i, id := range []string{"u1", "u2"} {
-		n, err := q.CountNewUser(ctx, "p1")
+	for i, id := range []string{uid("u1"), uid("u2")} {
+		n, err := q.CountNewUser(ctx, uid("p1"))
 		must(err)
 		if n != 1 {
 			t.Fatalf("CountNewUser changed %d rows", n)
@@ -183,7 +197,7 @@ func TestPostgres(t *testing.T) {
 		if i == 0 {
 			key = &email
 		}
-		u, err := q.CreateUser(ctx, queries.CreateUserParams{ID: id, PlatformID: "p1", Name: id, EmailKey: key,
+		u, err := q.CreateUser(ctx, queries.CreateUserParams{ID: id, PlatformID: uid("p1"), Name: id, EmailKey: key,
 			CreatedAt: "2026-01-01T00:00:00.000000Z"})
 		must(err)
 		if u.PwID != int64(i+1) || u.RowID == 0 || u.Email != nil || (i == 0) != (u.EmailKey != nil) {
@@ -194,29 +208,29 @@ func TestPostgres(t *testing.T) {
 	tx, err := db.Begin(ctx)
 	must(err)
 	txq := pgqueries.Over(tx)
-	_, err = txq.CountNewUser(ctx, "p1")
+	_, err = txq.CountNewUser(ctx, uid("p1"))
 	must(err)
-	_, err = txq.CreateUser(ctx, queries.CreateUserParams{ID: "u3", PlatformID: "p1", Name: "u3", EmailKey: &email,
+	_, err = txq.CreateUser(ctx, queries.CreateUserParams{ID: uid("u3"), PlatformID: uid("p1"), Name: uid("u3"), EmailKey: &email,
 		CreatedAt: "2026-01-01T00:00:00.000000Z"})
 	if c := uniqueViolation(err); c != "users_platform_email_key" {
 		t.Fatalf("duplicate email_key violates %q", c)
 	}
 	must(tx.Rollback(ctx))
-	if p, err := q.GetPlatform(ctx, "p1"); err != nil || p.UserCount != 2 {
+	if p, err := q.GetPlatform(ctx, uid("p1")); err != nil || p.UserCount != 2 {
 		t.Fatalf("after the rollback, GetPlatform = %+v, %v; want user_count 2", p, err)
 	}
-	page, err := q.ListUsersPage(ctx, queries.ListUsersPageParams{PlatformID: "p1", AfterPwID: 0, PageSize: 10})
+	page, err := q.ListUsersPage(ctx, queries.ListUsersPageParams{PlatformID: uid("p1"), AfterPwID: 0, PageSize: 10})
 	must(err)
-	if len(page) != 2 || page[0].ID != "u1" || page[1].ID != "u2" {
+	if len(page) != 2 || page[0].ID != uid("u1") || page[1].ID != uid("u2") {
 		t.Fatalf("ListUsersPage = %+v", page)
 	}
-	if id, err := pq.LockUserForUpdate(ctx, "u1"); err != nil || id != "u1" {
+	if id, err := pq.LockUserForUpdate(ctx, uid("u1")); err != nil || id != uid("u1") {
 		t.Fatalf("LockUserForUpdate = %q, %v", id, err)
 	}
 	must(pq.AdvisoryXactLock(ctx, 13))
 
 	// Bank accounts: one default per user; a duplicate number names its constraint.
-	account := queries.CreateBankAccountParams{ID: "b1", UserID: "u1", AccountHolderName: "A", BankName: "B",
+	account := queries.CreateBankAccountParams{ID: uid("b1"), UserID: uid("u1"), AccountHolderName: "A", BankName: "B",
 		AccountNumberSealed: sealed, AccountNumberIndex: []byte{1}, RoutingNumber: "011000015",
 		AccountType: "PERSONAL_SAVINGS", IsDefault: 1, CreatedAt: "2026-01-01T00:00:00.000000Z"}
 	ba, err := q.CreateBankAccount(ctx, account)
@@ -224,7 +238,7 @@ func TestPostgres(t *testing.T) {
 	if ba.Balance != "0" || ba.VerificationStatus != "not_applied" || ba.NickName != nil {
 		t.Fatalf("CreateBankAccount = %+v", ba)
 	}
-	account.ID, account.AccountNumberIndex = "b2", []byte{2}
+	account.ID, account.AccountNumberIndex = uid("b2"), []byte{2}
 	_, err = q.CreateBankAccount(ctx, account)
 	if c := uniqueViolation(err); c != "bank_accounts_one_default" {
 		t.Fatalf("a second default violates %q", c)
@@ -234,32 +248,32 @@ func TestPostgres(t *testing.T) {
 	if c := uniqueViolation(err); c != "bank_accounts_user_routing_index_key" {
 		t.Fatalf("a duplicate account violates %q", c)
 	}
-	if has, err := q.UserHasDefaultAccount(ctx, "u1"); err != nil || !has {
+	if has, err := q.UserHasDefaultAccount(ctx, uid("u1")); err != nil || !has {
 		t.Fatalf("UserHasDefaultAccount = %v, %v", has, err)
 	}
 	// The default-account rule, decided by the insert: not asked, beside a default, an
 	// account is not the default (whatever IsDefault says); asked, it takes over.
-	account.ID, account.AccountNumberIndex, account.IsDefault = "b3", []byte{3}, 1
+	account.ID, account.AccountNumberIndex, account.IsDefault = uid("b3"), []byte{3}, 1
 	if ba, err := pgqueries.NewAdapter(pq).CreateBankAccountTakingDefault(ctx, account, false); err != nil || ba.IsDefault != 0 {
 		t.Fatalf("CreateBankAccountTakingDefault, not asked, beside a default = %+v, %v; want not the default", ba, err)
 	}
-	account.ID, account.AccountNumberIndex, account.IsDefault = "b4", []byte{4}, 0
+	account.ID, account.AccountNumberIndex, account.IsDefault = uid("b4"), []byte{4}, 0
 	if ba, err := pgqueries.NewAdapter(pq).CreateBankAccountTakingDefault(ctx, account, true); err != nil || ba.IsDefault != 1 {
 		t.Fatalf("CreateBankAccountTakingDefault, asked = %+v, %v; want the default", ba, err)
 	}
-	if b1, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: "b1", PlatformID: "p1"}); err != nil || b1.BankAccount.IsDefault != 0 {
+	if b1, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: uid("b1"), PlatformID: uid("p1")}); err != nil || b1.BankAccount.IsDefault != 0 {
 		t.Fatalf("the default before, after one asked to be = %+v, %v; want not the default", b1, err)
 	}
-	got, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: "b1", PlatformID: "p1"})
+	got, err := q.GetPlatformBankAccount(ctx, queries.GetPlatformBankAccountParams{ID: uid("b1"), PlatformID: uid("p1")})
 	must(err)
-	if got.BankAccount.ID != "b1" || got.VerifiedAt != nil {
+	if got.BankAccount.ID != uid("b1") || got.VerifiedAt != nil {
 		t.Fatalf("GetPlatformBankAccount = %+v", got)
 	}
 
 	// Walks in id order with an int64 batch; the sealed values counted by key.
-	secrets, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: "", Upto: "p1", Batch: 10})
+	secrets, err := q.PlatformSecretsAfter(ctx, queries.PlatformSecretsAfterParams{After: "", Upto: uid("p1"), Batch: 10})
 	must(err)
-	if len(secrets) != 1 || secrets[0].ID != "p1" {
+	if len(secrets) != 1 || secrets[0].ID != uid("p1") {
 		t.Fatalf("PlatformSecretsAfter = %+v", secrets)
 	}
 	counts, err := q.CountSealedByKey(ctx)
@@ -268,7 +282,7 @@ func TestPostgres(t *testing.T) {
 		t.Fatalf("CountSealedByKey = %+v", counts)
 	}
 	// An empty list is empty, not nil (emit_empty_slices), as on SQLite.
-	addrs, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: "u1"})
+	addrs, err := q.ListPayeeAddresses(ctx, queries.ListPayeeAddressesParams{UserID: uid("u1")})
 	must(err)
 	if addrs == nil || len(addrs) != 0 {
 		t.Fatalf("ListPayeeAddresses = %#v", addrs)
@@ -287,14 +301,14 @@ func TestCreateUserRows(t *testing.T) {
 	if err := a.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: "2026-01-01T00:00:00.000000Z"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+	if err := a.CreatePlatform(ctx, queries.CreatePlatformParams{ID: uid("p1"), Name: "P", Environment: "sandbox",
 		SecretSealed: sealed, CreatedAt: "2026-01-01T00:00:00.000000Z"}); err != nil {
 		t.Fatal(err)
 	}
 	rows := func(platform, id, at string) store.NewUserRows {
 		return store.NewUserRows{
-			User:     queries.CreateUserParams{ID: id, PlatformID: platform, Name: "N " + id, CreatedAt: at},
-			Wallet:   queries.CreateWalletParams{ID: "w-" + id, Currency: "USD"},
+			User:     queries.CreateUserParams{ID: uid(id), PlatformID: platform, Name: "N " + id, CreatedAt: at},
+			Wallet:   queries.CreateWalletParams{ID: uid("w-" + id), Currency: "USD"},
 			Settings: queries.CreateUserSettingsParams{Currency: "USD", Timezone: "UTC", Language: "en", NotificationsEnabled: 1},
 		}
 	}
@@ -307,16 +321,16 @@ func TestCreateUserRows(t *testing.T) {
 		{"u2", "2026-01-01T00:00:01.000000Z", "2026-01-01T00:00:02.000000Z", 2},
 		{"u3", "2026-01-01T00:00:03.000000Z", "2026-01-01T00:00:03.000000Z", 3},
 	} {
-		u, err := a.CreateUserRows(ctx, rows("p1", c.id, c.at))
+		u, err := a.CreateUserRows(ctx, rows(uid("p1"), c.id, c.at))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u.ID != c.id || u.PwID != c.wantPwID || u.CreatedAt != c.wantAt || u.RowID == 0 || u.Name != "N "+c.id {
+		if u.ID != uid(c.id) || u.PwID != c.wantPwID || u.CreatedAt != c.wantAt || u.RowID == 0 || u.Name != "N "+c.id {
 			t.Errorf("CreateUserRows(%s) = %+v", c.id, u)
 		}
 		var walletAt, settingsAt string
 		if err := db.QueryRow(ctx, `SELECT w.created_at, s.created_at FROM wallets w
-			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, c.id).Scan(&walletAt, &settingsAt); err != nil {
+			JOIN user_settings s ON s.user_id = w.user_id WHERE w.user_id = $1`, uid(c.id)).Scan(&walletAt, &settingsAt); err != nil {
 			t.Fatal(err)
 		}
 		if walletAt != c.wantAt || settingsAt != c.wantAt {
@@ -327,14 +341,14 @@ func TestCreateUserRows(t *testing.T) {
 	// earlier than the clock or the users before it in the array.
 	email, phone := "u5@example.com", "2079460000"
 	many := []store.NewUserRows{
-		rows("p1", "u4", "2026-01-01T00:00:01.000000Z"), // behind the clock (u3's)
-		rows("p1", "u5", "2026-01-01T00:00:05.000000Z"),
-		rows("p1", "u6", "2026-01-01T00:00:04.000000Z"), // behind u5, before it in the array
-		rows("p1", "u7", "2026-01-01T00:00:06.000000Z"),
+		rows(uid("p1"), "u4", "2026-01-01T00:00:01.000000Z"), // behind the clock (u3's)
+		rows(uid("p1"), "u5", "2026-01-01T00:00:05.000000Z"),
+		rows(uid("p1"), "u6", "2026-01-01T00:00:04.000000Z"), // behind u5, before it in the array
+		rows(uid("p1"), "u7", "2026-01-01T00:00:06.000000Z"),
 	}
 	many[1].User.Email, many[1].User.EmailKey, many[1].User.Phone = &email, &email, &phone
 	many[3].Wallet.Currency, many[3].Settings.TwoFactorEnabled = "EUR", 1
-	got, err := a.CreateUsersRows(ctx, "p1", many)
+	got, err := a.CreateUsersRows(ctx, uid("p1"), many)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +356,7 @@ func TestCreateUserRows(t *testing.T) {
 	for i, u := range got {
 		in := many[i].User
 		if u.ID != in.ID || u.PwID != int64(4+i) || u.CreatedAt != wantAt[i] || u.RowID == 0 || u.Name != in.Name ||
-			!reflect.DeepEqual(u.Email, in.Email) || !reflect.DeepEqual(u.EmailKey, in.EmailKey) || !reflect.DeepEqual(u.Phone, in.Phone) || u.PlatformID != "p1" {
+			!reflect.DeepEqual(u.Email, in.Email) || !reflect.DeepEqual(u.EmailKey, in.EmailKey) || !reflect.DeepEqual(u.Phone, in.Phone) || u.PlatformID != uid("p1") {
 			t.Errorf("CreateUsersRows: user %d = %+v", i, u)
 		}
 		var walletID, currency, walletAt, settingsAt string
@@ -357,20 +371,20 @@ func TestCreateUserRows(t *testing.T) {
 		}
 	}
 	// And the clock is the last of them: one user more, with an earlier time, follows it.
-	if u, err := a.CreateUserRows(ctx, rows("p1", "u8", "2026-01-01T00:00:02.000000Z")); err != nil || u.PwID != 8 || u.CreatedAt != wantAt[3] {
+	if u, err := a.CreateUserRows(ctx, rows(uid("p1"), "u8", "2026-01-01T00:00:02.000000Z")); err != nil || u.PwID != 8 || u.CreatedAt != wantAt[3] {
 		t.Errorf("CreateUserRows after CreateUsersRows = %+v, %v", u, err)
 	}
 	// No platform: no rows at all, one at a time or many.
-	if _, err := a.CreateUserRows(ctx, rows("p2", "u9", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
+	if _, err := a.CreateUserRows(ctx, rows(uid("p2"), "u9", "2026-01-01T00:00:05.000000Z")); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("no platform: %v, want sql.ErrNoRows", err)
 	}
-	if _, err := a.CreateUsersRows(ctx, "p2", []store.NewUserRows{rows("p2", "u10", "2026-01-01T00:00:05.000000Z"),
-		rows("p2", "u11", "2026-01-01T00:00:05.000000Z")}); !errors.Is(err, sql.ErrNoRows) {
+	if _, err := a.CreateUsersRows(ctx, uid("p2"), []store.NewUserRows{rows(uid("p2"), "u10", "2026-01-01T00:00:05.000000Z"),
+		rows(uid("p2"), "u11", "2026-01-01T00:00:05.000000Z")}); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("no platform, many: %v, want sql.ErrNoRows", err)
 	}
 	var n int
-	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users WHERE platform_id = 'p2') + (SELECT count(*) FROM wallets WHERE id IN ('w-u9', 'w-u10', 'w-u11'))
-		+ (SELECT count(*) FROM user_clocks WHERE platform_id = 'p2')`).Scan(&n); err != nil || n != 0 {
+	if err := db.QueryRow(ctx, `SELECT (SELECT count(*) FROM users WHERE platform_id = $1) + (SELECT count(*) FROM wallets WHERE id IN ($2, $3, $4))
+		+ (SELECT count(*) FROM user_clocks WHERE platform_id = $1)`, uid("p2"), uid("w-u9"), uid("w-u10"), uid("w-u11")).Scan(&n); err != nil || n != 0 {
 		t.Errorf("no platform: %d rows written, %v", n, err)
 	}
 }
@@ -400,17 +414,17 @@ func TestRowsFromParents(t *testing.T) {
 	ctx := context.Background()
 	a := pgqueries.NewAdapter(pgqueries.New(db))
 	at := "2026-01-01T00:00:00.000000Z"
-	if _, err := a.CreateUser(ctx, queries.CreateUserParams{ID: "u1", PlatformID: "none", Name: "N", CreatedAt: at}); !errors.Is(err, sql.ErrNoRows) {
+	if _, err := a.CreateUser(ctx, queries.CreateUserParams{ID: uid("u1"), PlatformID: uid("none"), Name: "N", CreatedAt: at}); !errors.Is(err, sql.ErrNoRows) {
 		t.Errorf("CreateUser without its platform: %v, want sql.ErrNoRows", err)
 	}
-	if err := a.CreateWallet(ctx, queries.CreateWalletParams{ID: "w1", UserID: "none", Currency: "USD", CreatedAt: at}); err != nil {
+	if err := a.CreateWallet(ctx, queries.CreateWalletParams{ID: uid("w1"), UserID: uid("none"), Currency: "USD", CreatedAt: at}); err != nil {
 		t.Error(err)
 	}
-	if err := a.CreateUserSettings(ctx, queries.CreateUserSettingsParams{UserID: "none", Currency: "USD", Timezone: "UTC",
+	if err := a.CreateUserSettings(ctx, queries.CreateUserSettingsParams{UserID: uid("none"), Currency: "USD", Timezone: "UTC",
 		Language: "en", NotificationsEnabled: 1, CreatedAt: at}); err != nil {
 		t.Error(err)
 	}
-	event := queries.CreateEventParams{ID: "e1", PlatformID: "none", Type: "user.created", CreatedAt: at, Payload: "{}"}
+	event := queries.CreateEventParams{ID: uid("e1"), PlatformID: uid("none"), Type: "user.created", CreatedAt: at, Payload: "{}"}
 	if err := a.CreateEvent(ctx, event); err != nil {
 		t.Error(err)
 	}
@@ -420,11 +434,11 @@ func TestRowsFromParents(t *testing.T) {
 	if err := a.AddDataKey(ctx, queries.AddDataKeyParams{KeyID: keyID, KeyCheck: sealed, AddedAt: at}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.CreatePlatform(ctx, queries.CreatePlatformParams{ID: "p1", Name: "P", Environment: "sandbox",
+	if err := a.CreatePlatform(ctx, queries.CreatePlatformParams{ID: uid("p1"), Name: "P", Environment: "sandbox",
 		SecretSealed: sealed, CreatedAt: at}); err != nil {
 		t.Fatal(err)
 	}
-	ofP1 := pgqueries.EmittedEvent{ID: "e2", PlatformID: "p1", Type: "user.created", CreatedAt: at, Payload: "{}"}
+	ofP1 := pgqueries.EmittedEvent{ID: uid("e2"), PlatformID: uid("p1"), Type: "user.created", CreatedAt: at, Payload: "{}"}
 	tx, err := db.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -448,7 +462,7 @@ func TestRowsFromParents(t *testing.T) {
 	if _, err := a.EmitEvents(ctx, []pgqueries.EmittedEvent{ofP1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = 'e2' AND platform_id = 'p1'`).Scan(&n); err != nil || n != 1 {
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM events WHERE id = $1 AND platform_id = $2`, uid("e2"), uid("p1")).Scan(&n); err != nil || n != 1 {
 		t.Errorf("EmitEvents of p1: %d events written, %v", n, err)
 	}
 }

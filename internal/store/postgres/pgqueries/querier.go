@@ -121,9 +121,9 @@ type Querier interface {
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
-	// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: 1
+	// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: true
 	// when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
-	// user has no default account, else 0. Sent behind the user's lock (LockUserForUpdate), in
+	// user has no default account. Sent behind the user's lock (LockUserForUpdate), in
 	// the same round: the statement's snapshot, taken when it starts, once the lock is had,
 	// sees the default account any write that held the user added.
 	InsertBankAccountTakingDefault(ctx context.Context, arg InsertBankAccountTakingDefaultParams) (BankAccount, error)
@@ -136,7 +136,9 @@ type Querier interface {
 	LastWebhookEndpointID(ctx context.Context) (string, error)
 	// Data keys, the blind-index key, and the sealed values a rotation or the one-time
 	// sealing of an older database walks through, a batch at a time in id order, up to the
-	// last id there was when the walk started.
+	// last id there was when the walk started. The ids are uuids, compared as such (so that the
+	// primary key's index serves); an empty after starts at the first, an empty upto (no row
+	// when the walk started) finds none.
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
@@ -157,6 +159,7 @@ type Querier interface {
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
+	// oldest is the time as the service writes it, empty when none is pending.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
 	// The three prune statements take the same events (ordered by time, then id), deleting

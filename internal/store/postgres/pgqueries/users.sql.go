@@ -32,10 +32,10 @@ func (q *Queries) CountNewUsers(ctx context.Context, arg CountNewUsersParams) (i
 
 const createUser = `-- name: CreateUser :one
 WITH given AS (
-    SELECT $1::text AS id, $2::text AS platform_id, $3::text AS name,
+    SELECT $1::uuid AS id, $2::uuid AS platform_id, $3::text AS name,
         $4::text AS email, $5::text AS email_key,
         $6::text AS phone_country_code, $7::text AS phone,
-        $8::text AS created_at
+        $8::timestamptz AS created_at
 )
 INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
 SELECT g.id, p.id, p.user_count, g.name, g.email, g.email_key, g.phone_country_code, g.phone, g.created_at
@@ -93,22 +93,22 @@ WITH counted AS (
     RETURNING platforms.id, user_count
 ), clock AS (
     INSERT INTO user_clocks AS old (platform_id, last_user_at)
-    SELECT c.id, $2::text FROM counted c
+    SELECT c.id, $2::timestamptz FROM counted c
     ON CONFLICT (platform_id) DO UPDATE SET last_user_at = GREATEST(old.last_user_at, excluded.last_user_at)
     RETURNING last_user_at
 ), u AS (
     INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-    SELECT $3::text, c.id, c.user_count, $4::text, $5::text,
+    SELECT $3::uuid, c.id, c.user_count, $4::text, $5::text,
         $6::text, $7::text, $8::text, t.last_user_at
     FROM counted c, clock t
     RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
 ), w AS (
     INSERT INTO wallets (id, user_id, currency, balance, created_at)
-    SELECT $9::text, u.id, $10::text, '0', u.created_at FROM u
+    SELECT $9::uuid, u.id, $10::text, 0, u.created_at FROM u
 ), s AS (
     INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
     SELECT u.id, $11::text, $12::text, $13::text,
-        $14::bigint, $15::bigint, u.created_at
+        $14::bigint <> 0, $15::bigint <> 0, u.created_at
     FROM u
 )
 SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM u
@@ -188,9 +188,9 @@ func (q *Queries) CreateUserRows(ctx context.Context, arg CreateUserRowsParams) 
 
 const createUserSettings = `-- name: CreateUserSettings :exec
 WITH given AS (
-    SELECT $1::text AS user_id, $2::text AS currency, $3::text AS timezone,
-        $4::text AS language, $5::bigint AS notifications_enabled,
-        $6::bigint AS two_factor_enabled, $7::text AS created_at
+    SELECT $1::uuid AS user_id, $2::text AS currency, $3::text AS timezone,
+        $4::text AS language, $5::bigint <> 0 AS notifications_enabled,
+        $6::bigint <> 0 AS two_factor_enabled, $7::timestamptz AS created_at
 )
 INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
 SELECT u.id, g.currency, g.timezone, g.language, g.notifications_enabled, g.two_factor_enabled, g.created_at
@@ -223,15 +223,15 @@ func (q *Queries) CreateUserSettings(ctx context.Context, arg CreateUserSettings
 
 const createUsersRows = `-- name: CreateUsersRows :many
 WITH given AS (
-    SELECT v->>'id' AS id, v->>'name' AS name, v->>'email' AS email, v->>'email_key' AS email_key,
-        v->>'phone_country_code' AS phone_country_code, v->>'phone' AS phone, v->>'wallet_id' AS wallet_id,
+    SELECT (v->>'id')::uuid AS id, v->>'name' AS name, v->>'email' AS email, v->>'email_key' AS email_key,
+        v->>'phone_country_code' AS phone_country_code, v->>'phone' AS phone, (v->>'wallet_id')::uuid AS wallet_id,
         v->>'wallet_currency' AS wallet_currency, v->>'settings_currency' AS settings_currency,
         v->>'timezone' AS timezone, v->>'language' AS language,
-        (v->>'notifications_enabled')::bigint AS notifications_enabled,
-        (v->>'two_factor_enabled')::bigint AS two_factor_enabled, (v->>'ord')::bigint AS ord,
+        (v->>'notifications_enabled')::bigint <> 0 AS notifications_enabled,
+        (v->>'two_factor_enabled')::bigint <> 0 AS two_factor_enabled, (v->>'ord')::bigint AS ord,
         p.user_count - jsonb_array_length($1::jsonb) + (v->>'ord')::bigint AS pw_id,
         GREATEST(
-            max((v->>'created_at') COLLATE "C") OVER (ORDER BY (v->>'ord')::bigint),
+            max((v->>'created_at')::timestamptz) OVER (ORDER BY (v->>'ord')::bigint),
             (SELECT c.last_user_at FROM user_clocks c WHERE c.platform_id = p.id)
         ) AS at
     FROM platforms p, jsonb_array_elements($1::jsonb) AS v
@@ -247,7 +247,7 @@ WITH given AS (
     RETURNING row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at
 ), w AS (
     INSERT INTO wallets (id, user_id, currency, balance, created_at)
-    SELECT g.wallet_id, u.id, g.wallet_currency, '0', u.created_at FROM u JOIN given g ON g.id = u.id
+    SELECT g.wallet_id, u.id, g.wallet_currency, 0, u.created_at FROM u JOIN given g ON g.id = u.id
 ), s AS (
     INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
     SELECT u.id, g.settings_currency, g.timezone, g.language, g.notifications_enabled, g.two_factor_enabled, u.created_at
@@ -317,11 +317,11 @@ func (q *Queries) CreateUsersRows(ctx context.Context, arg CreateUsersRowsParams
 
 const createWallet = `-- name: CreateWallet :exec
 WITH given AS (
-    SELECT $1::text AS id, $2::text AS user_id, $3::text AS currency,
-        $4::text AS created_at
+    SELECT $1::uuid AS id, $2::uuid AS user_id, $3::text AS currency,
+        $4::timestamptz AS created_at
 )
 INSERT INTO wallets (id, user_id, currency, balance, created_at)
-SELECT g.id, u.id, g.currency, '0', g.created_at FROM given g JOIN users u ON u.id = g.user_id
+SELECT g.id, u.id, g.currency, 0, g.created_at FROM given g JOIN users u ON u.id = g.user_id
 `
 
 type CreateWalletParams struct {

@@ -45,9 +45,9 @@ UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1
 WHERE id = $2 AND status = 'enabled';
 
 -- name: MarkEndpointFailing :one
-UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, sqlc.arg(now)::text)
+UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, sqlc.arg(now)::timestamptz)
 WHERE id = sqlc.arg(id)
-RETURNING failing_since::text;
+RETURNING failing_since::timestamptz;
 
 -- name: MarkEndpointSucceeding :exec
 UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL;
@@ -58,7 +58,7 @@ UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_sinc
 UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL;
 
 -- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
+UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = false
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
@@ -77,11 +77,11 @@ WHERE id = sqlc.arg(id) AND lease_until IS NOT NULL;
 -- its schedule restarted), or claimed by another dispatcher after the lease ran out,
 -- which recorded its attempt first. The count of attempts made grows either way.
 UPDATE webhook_deliveries
-SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(state)::text ELSE state END,
-    failures = CASE WHEN resent = 1 THEN 0 WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(failures)::bigint ELSE failures END,
-    next_attempt_at = CASE WHEN resent = 1 THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(next_attempt_at)::text ELSE next_attempt_at END,
-    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
-    resent = 0,
+SET state = CASE WHEN resent THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(state)::text ELSE state END,
+    failures = CASE WHEN resent THEN 0 WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(failures)::bigint ELSE failures END,
+    next_attempt_at = CASE WHEN resent THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN sqlc.arg(next_attempt_at)::timestamptz ELSE next_attempt_at END,
+    lease_until = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
+    resent = false,
     attempts = CASE WHEN attempts < sqlc.arg(attempts)::bigint THEN sqlc.arg(attempts)::bigint ELSE attempts END
 WHERE id = sqlc.arg(id);
 
@@ -90,12 +90,12 @@ WHERE id = sqlc.arg(id);
 -- in the success_ columns; none affected when they hold one already (a second success, of
 -- a claim taken after its lease ran out): that one goes to webhook_attempts.
 UPDATE webhook_deliveries
-SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN 'succeeded' ELSE state END,
-    failures = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN 0 ELSE failures END,
-    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
-    resent = 0,
+SET state = CASE WHEN resent THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN 'succeeded' ELSE state END,
+    failures = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN 0 ELSE failures END,
+    lease_until = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = sqlc.arg(claimed_attempts)::bigint THEN NULL ELSE lease_until END,
+    resent = false,
     attempts = CASE WHEN attempts < sqlc.arg(attempt)::bigint THEN sqlc.arg(attempt)::bigint ELSE attempts END,
-    success_attempt = sqlc.arg(attempt)::bigint, succeeded_at = sqlc.arg(succeeded_at)::text,
+    success_attempt = sqlc.arg(attempt)::bigint, succeeded_at = sqlc.arg(succeeded_at)::timestamptz,
     success_status = sqlc.arg(status)::bigint, success_latency = sqlc.arg(latency)::bigint,
     success_answer = sqlc.arg(answer)::text
 WHERE id = sqlc.arg(id) AND success_attempt IS NULL;
@@ -124,26 +124,30 @@ ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
     success_attempt = NULL, succeeded_at = NULL, success_status = NULL, success_latency = NULL, success_answer = NULL,
     -- An attempt under way keeps its claim; its record leaves the delivery due again.
-    resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END;
+    resent = webhook_deliveries.lease_until IS NOT NULL;
 
 -- name: PendingDeliveries :one
-SELECT count(*) AS pending, coalesce(min(e.created_at), '')::text AS oldest
+-- oldest is the time as the service writes it, empty when none is pending.
+SELECT count(*) AS pending,
+    coalesce(to_char(min(e.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS oldest
 FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 WHERE d.state = 'pending';
 
 -- name: LastWebhookEndpointID :one
-SELECT coalesce(max(id), '')::text FROM webhook_endpoints;
+SELECT coalesce((SELECT id FROM webhook_endpoints ORDER BY id DESC LIMIT 1)::text, '')::text;
 
 -- name: WebhookSecretsAfter :many
 SELECT id, secret_sealed FROM webhook_endpoints
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) ORDER BY id LIMIT sqlc.arg(batch)::bigint;
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetWebhookSecret :exec
 UPDATE webhook_endpoints SET secret_sealed = $1 WHERE id = $2;
 
 -- name: WebhookPreviousSecretsAfter :many
 SELECT id, CAST(previous_secret_sealed AS TEXT) AS previous_secret_sealed FROM webhook_endpoints
-WHERE id > sqlc.arg(after) AND id <= sqlc.arg(upto) AND previous_secret_sealed IS NOT NULL
+WHERE (sqlc.arg(after)::text = '' OR id > nullif(sqlc.arg(after)::text, '')::uuid)
+  AND id <= nullif(sqlc.arg(upto)::text, '')::uuid AND previous_secret_sealed IS NOT NULL
 ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetWebhookPreviousSecret :exec

@@ -24,7 +24,7 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 }
 
 const claimDeliveries = `-- name: ClaimDeliveries :many
-UPDATE webhook_deliveries SET lease_until = $1, resent = 0
+UPDATE webhook_deliveries SET lease_until = $1, resent = false
 WHERE id IN (
     SELECT due.id FROM webhook_deliveries due
     WHERE due.state = 'pending' AND due.next_attempt_at <= $2
@@ -296,7 +296,7 @@ func (q *Queries) KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAtt
 }
 
 const lastWebhookEndpointID = `-- name: LastWebhookEndpointID :one
-SELECT coalesce(max(id), '')::text FROM webhook_endpoints
+SELECT coalesce((SELECT id FROM webhook_endpoints ORDER BY id DESC LIMIT 1)::text, '')::text
 `
 
 func (q *Queries) LastWebhookEndpointID(ctx context.Context) (string, error) {
@@ -374,9 +374,9 @@ func (q *Queries) ListWebhookSubscriptions(ctx context.Context, platformID strin
 }
 
 const markEndpointFailing = `-- name: MarkEndpointFailing :one
-UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1::text)
+UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, $1::timestamptz)
 WHERE id = $2
-RETURNING failing_since::text
+RETURNING failing_since::timestamptz
 `
 
 type MarkEndpointFailingParams struct {
@@ -401,7 +401,8 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 }
 
 const pendingDeliveries = `-- name: PendingDeliveries :one
-SELECT count(*) AS pending, coalesce(min(e.created_at), '')::text AS oldest
+SELECT count(*) AS pending,
+    coalesce(to_char(min(e.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS oldest
 FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 WHERE d.state = 'pending'
 `
@@ -411,6 +412,7 @@ type PendingDeliveriesRow struct {
 	Oldest  string
 }
 
+// oldest is the time as the service writes it, empty when none is pending.
 func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error) {
 	row := q.db.QueryRow(ctx, pendingDeliveries)
 	var i PendingDeliveriesRow
@@ -420,11 +422,11 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 
 const recordDelivery = `-- name: RecordDelivery :exec
 UPDATE webhook_deliveries
-SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $2::text ELSE state END,
-    failures = CASE WHEN resent = 1 THEN 0 WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $3::bigint ELSE failures END,
-    next_attempt_at = CASE WHEN resent = 1 THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $4::text ELSE next_attempt_at END,
-    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
-    resent = 0,
+SET state = CASE WHEN resent THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $2::text ELSE state END,
+    failures = CASE WHEN resent THEN 0 WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $3::bigint ELSE failures END,
+    next_attempt_at = CASE WHEN resent THEN next_attempt_at WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN $4::timestamptz ELSE next_attempt_at END,
+    lease_until = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
+    resent = false,
     attempts = CASE WHEN attempts < $5::bigint THEN $5::bigint ELSE attempts END
 WHERE id = $6
 `
@@ -455,12 +457,12 @@ func (q *Queries) RecordDelivery(ctx context.Context, arg RecordDeliveryParams) 
 
 const recordSuccess = `-- name: RecordSuccess :execrows
 UPDATE webhook_deliveries
-SET state = CASE WHEN resent = 1 THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN 'succeeded' ELSE state END,
-    failures = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN 0 ELSE failures END,
-    lease_until = CASE WHEN resent = 1 OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
-    resent = 0,
+SET state = CASE WHEN resent THEN 'pending' WHEN lease_until IS NOT NULL AND attempts = $1::bigint THEN 'succeeded' ELSE state END,
+    failures = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = $1::bigint THEN 0 ELSE failures END,
+    lease_until = CASE WHEN resent OR lease_until IS NOT NULL AND attempts = $1::bigint THEN NULL ELSE lease_until END,
+    resent = false,
     attempts = CASE WHEN attempts < $2::bigint THEN $2::bigint ELSE attempts END,
-    success_attempt = $2::bigint, succeeded_at = $3::text,
+    success_attempt = $2::bigint, succeeded_at = $3::timestamptz,
     success_status = $4::bigint, success_latency = $5::bigint,
     success_answer = $6::text
 WHERE id = $7 AND success_attempt IS NULL
@@ -516,7 +518,7 @@ ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at,
     success_attempt = NULL, succeeded_at = NULL, success_status = NULL, success_latency = NULL, success_answer = NULL,
     -- An attempt under way keeps its claim; its record leaves the delivery due again.
-    resent = CASE WHEN webhook_deliveries.lease_until IS NULL THEN 0 ELSE 1 END
+    resent = webhook_deliveries.lease_until IS NOT NULL
 `
 
 type ResendToEndpointParams struct {
@@ -601,7 +603,8 @@ func (q *Queries) SetWebhookSecret(ctx context.Context, arg SetWebhookSecretPara
 
 const webhookPreviousSecretsAfter = `-- name: WebhookPreviousSecretsAfter :many
 SELECT id, CAST(previous_secret_sealed AS TEXT) AS previous_secret_sealed FROM webhook_endpoints
-WHERE id > $1 AND id <= $2 AND previous_secret_sealed IS NOT NULL
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid AND previous_secret_sealed IS NOT NULL
 ORDER BY id LIMIT $3::bigint
 `
 
@@ -638,7 +641,8 @@ func (q *Queries) WebhookPreviousSecretsAfter(ctx context.Context, arg WebhookPr
 
 const webhookSecretsAfter = `-- name: WebhookSecretsAfter :many
 SELECT id, secret_sealed FROM webhook_endpoints
-WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3::bigint
+WHERE ($1::text = '' OR id > nullif($1::text, '')::uuid)
+  AND id <= nullif($2::text, '')::uuid ORDER BY id LIMIT $3::bigint
 `
 
 type WebhookSecretsAfterParams struct {
