@@ -27,8 +27,8 @@ func TestAddBankAccount_Default(t *testing.T) {
 		t.Fatal(err)
 	}
 	defaults := func(userID uuid.UUID) (n int64, id string) {
-		n = queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1 AND is_default = 1`, userID.String())
-		db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = $1 AND is_default = 1`, userID.String()).Scan(&id)
+		n = queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1 AND is_default`, userID.String())
+		db.QueryRow(`SELECT id FROM bank_accounts WHERE user_id = $1 AND is_default`, userID.String()).Scan(&id)
 		return n, id
 	}
 	isDefault := func(id uuid.UUID) bool {

@@ -164,7 +164,7 @@ func TestAddBankAccount(t *testing.T) {
 		if got.IsDefault || got.AccountHolderName != "Ada Lovelace" || got.BankNickName != nil {
 			t.Errorf("account = %+v", got)
 		}
-		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE id = $1 AND is_default = 0
+		if n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE id = $1 AND NOT is_default
 			AND account_holder_name = 'Ada Lovelace' AND coalesce(nick_name, bank_address, city, state, zip, country,
 			account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country) IS NULL`,
 			gotID); n != 1 {

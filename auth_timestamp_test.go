@@ -216,10 +216,10 @@ func TestAuthenticatePlatformRequest_Timestamp(t *testing.T) {
 			t.Error(err)
 		}
 		db := rawDB(t, path)
-		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = $1", stamped.PlatformID.String()); n != 1 {
+		if n := queryInt(t, db, "SELECT CAST(require_timestamp AS INTEGER) FROM platforms WHERE id = $1", stamped.PlatformID.String()); n != 1 {
 			t.Errorf("stamped platform: require_timestamp %d", n)
 		}
-		if n := queryInt(t, db, "SELECT require_timestamp FROM platforms WHERE id = $1", plain.PlatformID.String()); n != 0 {
+		if n := queryInt(t, db, "SELECT CAST(require_timestamp AS INTEGER) FROM platforms WHERE id = $1", plain.PlatformID.String()); n != 0 {
 			t.Errorf("spec platform: require_timestamp %d", n)
 		}
 	})

@@ -69,7 +69,7 @@ func TestConcurrentWrites(t *testing.T) {
 
 	db := rawDB(t, path)
 	for _, u := range users {
-		n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1 AND is_default = 1`, u.UserID.String())
+		n := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1 AND is_default`, u.UserID.String())
 		total := queryInt(t, db, `SELECT count(*) FROM bank_accounts WHERE user_id = $1`, u.UserID.String())
 		if n != 1 || total != workers*each/owners {
 			t.Errorf("user %s: %d default accounts of %d, want 1 of %d", u.UserID, n, total, workers*each/owners)

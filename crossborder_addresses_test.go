@@ -72,7 +72,7 @@ func TestAddPayeeAddress(t *testing.T) {
 
 		var userID, payeeID, contactID, line2, company, addressType string
 		var isDefault int
-		if err := db.QueryRow(`SELECT user_id, payee_id, contact_id, address_line_2, company_name, address_type, is_default
+		if err := db.QueryRow(`SELECT user_id, payee_id, contact_id, address_line_2, company_name, address_type, CAST(is_default AS INTEGER)
 			FROM payee_addresses WHERE id = $1`, a.ID.String()).Scan(&userID, &payeeID, &contactID, &line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestAddPayeeAddress(t *testing.T) {
 		}
 		var line2, company, addressType sql.NullString
 		var isDefault int
-		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = $1`,
+		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, CAST(is_default AS INTEGER) FROM payee_addresses WHERE id = $1`,
 			a.ID.String()).Scan(&line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,7 @@ func TestAddPayeeAddress(t *testing.T) {
 		wantAddressRecord(t, a)
 		var line2, company, addressType sql.NullString
 		var isDefault int
-		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, is_default FROM payee_addresses WHERE id = $1`,
+		if err := db.QueryRow(`SELECT address_line_2, company_name, address_type, CAST(is_default AS INTEGER) FROM payee_addresses WHERE id = $1`,
 			a.ID.String()).Scan(&line2, &company, &addressType, &isDefault); err != nil {
 			t.Fatal(err)
 		}

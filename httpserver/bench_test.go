@@ -249,14 +249,14 @@ func openPostgresBenchStore(b *testing.B) (*payments.Service, *benchStore) {
 		args []any
 	}{
 		{`INSERT INTO users (id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, created_at)
-			SELECT u.id, $1, u.seq, u.name, u.email, u.key, NULL, NULL, u.created
+			SELECT u.id::uuid, $1, u.seq, u.name, u.email, u.key, NULL, NULL, u.created::timestamptz
 			FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY AS u(id, name, email, key, created, seq)`,
 			[]any{platform.PlatformID.String(), ids, names, emails, keys, created}},
 		{`INSERT INTO wallets (id, user_id, currency, balance, created_at)
-			SELECT w.id, w.user_id, 'USD', '0', w.created FROM unnest($1::text[], $2::text[], $3::text[]) AS w(id, user_id, created)`,
+			SELECT w.id::uuid, w.user_id::uuid, 'USD', 0, w.created::timestamptz FROM unnest($1::text[], $2::text[], $3::text[]) AS w(id, user_id, created)`,
 			[]any{wallets, ids, created}},
 		{`INSERT INTO user_settings (user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at)
-			SELECT s.user_id, 'USD', 'UTC', 'en', 1, 0, s.created FROM unnest($1::text[], $2::text[]) AS s(user_id, created)`,
+			SELECT s.user_id::uuid, 'USD', 'UTC', 'en', true, false, s.created::timestamptz FROM unnest($1::text[], $2::text[]) AS s(user_id, created)`,
 			[]any{ids, created}},
 		{`UPDATE platforms SET user_count = $1 WHERE id = $2`, []any{n, platform.PlatformID.String()}},
 	} {

@@ -720,11 +720,11 @@ func check(t *testing.T, dsn string, platform payments.PlatformCredentials, srv 
 			}
 		}
 	}
-	for user := range ids("SELECT user_id FROM bank_accounts GROUP BY user_id HAVING sum(is_default) <> 1") {
+	for user := range ids("SELECT user_id FROM bank_accounts GROUP BY user_id HAVING sum(CAST(is_default AS INTEGER)) <> 1") {
 		t.Errorf("user %s has accounts but not exactly one default", user)
 	}
 	defaults := map[string]string{}
-	rows, err := db.Query("SELECT user_id, id FROM bank_accounts WHERE is_default = 1")
+	rows, err := db.Query("SELECT user_id, id FROM bank_accounts WHERE is_default")
 	if err != nil {
 		t.Fatal(err)
 	}
