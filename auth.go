@@ -133,7 +133,7 @@ const (
 	// User-API requests (AuthenticateAPIKey), and AuthFailureWrongEnvironment.
 	AuthFailureMissingAPIKey    AuthFailure = "missing_api_key"    // no X-Api-Key
 	AuthFailureMissingAPISecret AuthFailure = "missing_api_secret" // no X-Api-Secret
-	AuthFailureMalformedAPIKey  AuthFailure = "malformed_api_key"  // X-Api-Key is no UUID
+	AuthFailureMalformedAPIKey  AuthFailure = "malformed_api_key"  // #nosec G101 -- a reason's name: X-Api-Key is no UUID
 	AuthFailureUnknownAPIKey    AuthFailure = "unknown_api_key"    // no key has the id
 	AuthFailureBadAPISecret     AuthFailure = "bad_api_secret"     // the secret is not the key's
 )

@@ -100,7 +100,7 @@ func (format encodeFlag) Encode(value any, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("payments: flag %d: want 0 or 1", v)
 	}
 	if int16(format) == pgtype.BinaryFormatCode {
-		return append(buf, byte(v)), nil
+		return append(buf, "\x00\x01"[v]), nil
 	}
 	return append(buf, "ft"[v]), nil
 }
