@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/platform-payments/payments/internal/eventjson"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -100,7 +99,7 @@ type EventQuery struct {
 // type: the event and the change commit, or roll back, together.
 func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, env Environment, typ string, data EventData) error {
 	ev := Event{ID: newV7(), Type: typ, Timestamp: s.Now(), PlatformID: uuid.MustParse(platformID), Environment: env, Data: data}
-	payload, err := eventJSON(ev)
+	payload, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
@@ -112,23 +111,6 @@ func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, 
 		s.outbox.MarkDue()
 	}
 	return err
-}
-
-// eventJSON is json.Marshal(ev), written without reflection (package eventjson) for the
-// events most operations emit (ids, a type, the time): emit runs inside the write's
-// batch, which runs one operation at a time.
-func eventJSON(ev Event) ([]byte, error) {
-	d, o := ev.Data, ev.Data.Object
-	if d.Reason == "" && d.Changed == nil && o.ExchangeRate == "" && o.Countries == nil {
-		if b, ok := eventjson.Append(make([]byte, 0, 256), eventjson.Event{
-			ID: ev.ID.String(), Type: ev.Type, Timestamp: ev.Timestamp, PlatformID: ev.PlatformID.String(),
-			Environment: string(ev.Environment), ObjectType: o.Type, ObjectID: o.ID, UserID: o.UserID,
-			PayeeID: o.PayeeID, BaseCurrency: o.BaseCurrency, PayoutCurrency: o.PayoutCurrency,
-		}); ok {
-			return b, nil
-		}
-	}
-	return json.Marshal(ev)
 }
 
 // emitUser records an event about a user of any platform (an administrative change),

@@ -106,8 +106,29 @@ func (s *Service) ShortenWriteWait(ms int) {
 	})
 }
 
-// EventJSON is how emit writes an event's payload.
-var EventJSON = eventJSON
+// Plain returns opts with the named speed devices turned off, for the benchmarks that
+// measure what each pays: "groupcommit", "gather", "pipeline", "batchedcreates" (the
+// engine's), "usercache".
+func Plain(opts Options, devices ...string) Options {
+	for _, d := range devices {
+		switch d {
+		case "groupcommit":
+			opts.plain.store.GroupCommit = true
+		case "gather":
+			opts.plain.store.Gather = true
+		case "pipeline":
+			opts.plain.store.Pipeline = true
+		case "batchedcreates":
+			opts.plain.store.BatchedCreates = true
+		case "usercache":
+			opts.plain.userCache = true
+		case "":
+		default:
+			panic("payments.Plain: no device " + d)
+		}
+	}
+	return opts
+}
 
 // StoreRendered rewrites the outcome the platform's operation op stored under key into the
 // form of the versions whose HTTP layer stored its rendering with it: status in the

@@ -106,6 +106,16 @@ type Options struct {
 	// is left out of the service's keys (DataKeys().Unregistered names it), where Open would
 	// otherwise register it as the key new values are sealed under. Writes fail.
 	ReadOnly bool
+
+	// plain turns speed devices off, for the benchmarks that measure what each pays
+	// (export_test.go).
+	plain plainDevices
+}
+
+// plainDevices are the devices a benchmark may turn off: the engine's, the user cache.
+type plainDevices struct {
+	store     store.Plain
+	userCache bool
 }
 
 // DefaultTimestampTolerance is the signed-timestamp window of a service whose Options
@@ -144,6 +154,8 @@ type Service struct {
 	// users holds users as Get User shows them, once read: those fields never change
 	// (verified_at does, and is not among them) and users are never deleted.
 	users *cache.Bounded[userKey, User]
+	// plain is Options.plain.
+	plain plainDevices
 
 	// Idempotency keys: how long they are remembered, the keys whose first call is
 	// running, and when expired ones were last purged.
@@ -176,7 +188,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	}
 	s := &Service{env: opts.Environment, now: opts.Now, newID: opts.NewID,
 		users:        cache.New[userKey, User](maxCachedUsers),
-		webhookAllow: opts.WebhookAllow, readOnly: opts.ReadOnly}
+		webhookAllow: opts.WebhookAllow, readOnly: opts.ReadOnly, plain: opts.plain}
 	if s.env == "" {
 		s.env = Sandbox
 	}
@@ -218,6 +230,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 		MaxConns:      opts.MaxConns,
 		ReadOnly:      opts.ReadOnly,
 		DeliveriesDue: s.outbox.MarkDue,
+		Plain:         opts.plain.store,
 		// The data keys are set up in the migration's transaction, so that two processes
 		// opening one new database agree on its first key.
 		Setup: func(ctx context.Context, q store.Querier) error { return s.setUpKeys(ctx, q, dsn, opts) },
@@ -437,7 +450,7 @@ type userRead struct {
 // for a write of a user already seen. It returns CodeNotFound when the platform has no
 // such user.
 func (s *Service) platformOwner(ctx context.Context, q store.Querier, platformID uuid.UUID, userID string, read *userRead) (owner, error) {
-	if u, ok := s.users.Get(userKey{platform: platformID, user: uuid.MustParse(userID)}); ok {
+	if u, ok := s.users.Get(userKey{platform: platformID, user: uuid.MustParse(userID)}); ok && !s.plain.userCache {
 		return owner{ID: u.UserID.String(), Name: u.Name}, nil
 	}
 	r, err := s.platformUser(ctx, q, platformID, userID)

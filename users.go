@@ -196,7 +196,7 @@ func (s *Service) GetUser(ctx context.Context, platformID uuid.UUID, userID stri
 		return User{}, err
 	}
 	key := userKey{platform: platformID, user: uuid.MustParse(userID)}
-	if u, ok := s.users.Get(key); ok {
+	if u, ok := s.users.Get(key); ok && !s.plain.userCache {
 		return u.detached(), nil
 	}
 	var u User

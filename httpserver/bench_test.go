@@ -24,6 +24,7 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/httpserver"
+	"github.com/platform-payments/payments/internal/cpuclock"
 	"github.com/platform-payments/payments/internal/pgtest"
 )
 
@@ -298,11 +299,11 @@ func reportThroughput(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
-// reportCPU reports the CPU time the process has used since since (processCPU) per op, the
+// reportCPU reports the CPU time the process has used since since (cpuclock.Process) per op, the
 // garbage collector's included: on a shared machine, a steadier figure than ns/op.
 func reportCPU(b *testing.B, since time.Duration) {
 	if since > 0 {
-		b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(cpuclock.Process()-since)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -380,13 +381,14 @@ func BenchmarkCreateUserParallel(b *testing.B) {
 // benchClients is how many callers the parallel benchmarks run at once.
 const benchClients = 50
 
-// runClients runs op b.N times from benchClients goroutines and reports the throughput and
-// the p50 and p99 of op's latency.
+// runClients runs op b.N times from benchClients goroutines and reports the throughput, the
+// CPU per op and the p50 and p99 of op's latency.
 func runClients(b *testing.B, op func()) {
 	b.SetParallelism((benchClients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 	var mu sync.Mutex
 	var all []time.Duration
 	b.ReportAllocs()
+	cpu := cpuclock.Process()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		var mine []time.Duration
@@ -401,6 +403,7 @@ func runClients(b *testing.B, op func()) {
 	})
 	b.StopTimer()
 	reportThroughput(b)
+	reportCPU(b, cpu)
 	slices.Sort(all)
 	if len(all) > 0 {
 		b.ReportMetric(float64(all[len(all)/2].Microseconds())/1000, "p50-ms")
@@ -472,7 +475,7 @@ func BenchmarkGetUser(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu := processCPU()
+			cpu := cpuclock.Process()
 			for i := range b.N {
 				h.ServeHTTP(w.reset(), reqs[i%n])
 			}

@@ -74,13 +74,8 @@ func (s *server) updatePayee(ctx context.Context, c *call, in payments.PayeeRena
 	return c.success(s.svc.UpdatePayee(ctx, c.platform, c.path("user_id"), in, validated, payments.WithKey(c.idem)))
 }
 
-// createUser answers with the user's JSON written without reflection (userJSON).
 func (s *server) createUser(ctx context.Context, c *call, in payments.NewUser, validated payments.Call) (any, error) {
-	u, err := s.svc.CreateUser(ctx, c.platform, in, validated, payments.WithKey(c.idem))
-	if err != nil {
-		return nil, err
-	}
-	return rendered{data: userJSON(u), at: c.at().Unix()}, nil
+	return c.success(s.svc.CreateUser(ctx, c.platform, in, validated, payments.WithKey(c.idem)))
 }
 
 // listUsers answers in List Users' own envelope.
@@ -99,13 +94,8 @@ func (s *server) listUsers(ctx context.Context, c *call, in payments.ListUsersPa
 	}, nil
 }
 
-// getUser answers with the user's JSON rendered once (renderedUsers).
 func (s *server) getUser(ctx context.Context, c *call) (any, error) {
-	u, err := s.svc.GetUser(ctx, c.platform, c.path("user_id"))
-	if err != nil {
-		return nil, err
-	}
-	return rendered{data: s.users.json(u), at: c.at().Unix()}, nil
+	return c.success(s.svc.GetUser(ctx, c.platform, c.path("user_id")))
 }
 
 func (s *server) addBankAccount(ctx context.Context, c *call, in payments.NewBankAccount, validated payments.Call) (any, error) {

@@ -250,3 +250,10 @@ func newExampleService(t *testing.T) *payments.Service {
 	t.Cleanup(func() { svc.Close() })
 	return svc
 }
+
+// encodeJSON is the body writeJSON writes, in memory of its own.
+func encodeJSON(status int, v any) []byte {
+	e := encode(status, v)
+	defer e.release()
+	return bytes.Clone(e.buf.Bytes())
+}

@@ -123,14 +123,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	writeBody(w, status, e.buf.Bytes())
 }
 
-// encodeJSON is the body writeJSON writes, in memory of its own: for a caller that keeps
-// it.
-func encodeJSON(status int, v any) []byte {
-	e := encode(status, v)
-	defer e.release()
-	return bytes.Clone(e.buf.Bytes())
-}
-
 // encoder is a response's buffer with its JSON encoder, reused from one response to the
 // next: encoding a response then allocates nothing of its own.
 type encoder struct {

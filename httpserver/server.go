@@ -62,7 +62,6 @@ func newServer(svc *payments.Service, logger *slog.Logger, opts Options) *server
 		failures:    newFailureThrottle(opts.AuthFailures, opts.TrackedKeys),
 		metrics:     opts.Metrics,
 		metricsOff:  opts.MetricsApart,
-		users:       newRenderedUsers(maxRenderedUsers),
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics(svc)
@@ -98,8 +97,6 @@ type server struct {
 
 	metrics    *Metrics
 	metricsOff bool // Options.MetricsApart: /metrics is served elsewhere
-
-	users renderedUsers // Get User's data, rendered
 }
 
 type authKind int
@@ -222,10 +219,6 @@ func (s *server) route(mux *http.ServeMux, rt route) {
 		}
 		if err != nil {
 			s.answerError(w, r, err, c.at())
-			return
-		}
-		if ready, ok := resp.(rendered); ok {
-			writeRendered(w, ready)
 			return
 		}
 		writeJSON(w, http.StatusOK, resp)

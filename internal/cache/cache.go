@@ -1,6 +1,5 @@
 // Package cache is the bounded cache the service keeps what never changes in: platforms,
-// API-key credentials and users as Get User shows them; the HTTP handler keeps users'
-// JSON in one too, each beside the user it was rendered from.
+// API-key credentials and users as Get User shows them.
 package cache
 
 import "sync"

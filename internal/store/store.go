@@ -168,6 +168,23 @@ type Config struct {
 	// DeliveriesDue is called after a write whose events made deliveries due commits,
 	// before Write returns, when the engine could not say so through RecordEvent.
 	DeliveriesDue func()
+	// Plain turns speed devices off, for the benchmarks that measure what each pays.
+	Plain Plain
+}
+
+// Plain turns an engine's speed devices off, each for its plain version, so that a
+// benchmark measures what the device pays beside it in one run (docs/architecture.md
+// gives the figures). The zero value, every device on, is what the service runs.
+type Plain struct {
+	// GroupCommit: each write is a transaction of its own (a batch of one).
+	GroupCommit bool
+	// Gather: SQLite's lone writer never waits a moment for a batch to grow.
+	Gather bool
+	// Pipeline: PostgreSQL sends every statement in a round trip of its own.
+	Pipeline bool
+	// BatchedCreates: PostgreSQL writes each create's user in its own operation, not a
+	// platform's together.
+	BatchedCreates bool
 }
 
 // Engine opens the databases of one kind.

@@ -149,7 +149,7 @@ func (st *Store) tryBatch(b *pgBatch, careful bool) error {
 		return fmt.Errorf("payments: begin: %w", err)
 	}
 	defer conn.Release() // which closes a connection left in a transaction
-	c := &batchConn{conn: conn.Conn()}
+	c := &batchConn{conn: conn.Conn(), plain: st.plain.Pipeline}
 	kept, err := st.run(ctx, c, b, careful)
 	due := false
 	if err == nil && kept > 0 {
@@ -178,7 +178,7 @@ func (st *Store) run(ctx context.Context, c *batchConn, b *pgBatch, careful bool
 		sp = savepoints{c}
 	}
 	var users map[int]createdUser
-	if !careful {
+	if !careful && !st.plain.BatchedCreates {
 		if users, err = writeUsers(ctx, c, b); err != nil {
 			return 0, err
 		}

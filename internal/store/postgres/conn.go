@@ -18,6 +18,10 @@ import (
 type batchConn struct {
 	conn    *pgx.Conn
 	pending []queued
+	// plain sends each statement in a round trip of its own (store.Plain.Pipeline): a
+	// queued one at once, its error kept for the next statement to return.
+	plain  bool
+	failed error
 }
 
 // sent, for tests, is called with each round trip's statements before they go.
@@ -42,7 +46,27 @@ type queued struct {
 // queue queues a statement to go in front of the next one run on c, its answer read by
 // read (nil: checked for an error alone).
 func (c *batchConn) queue(sql string, args []any, read func(pgx.BatchResults) error) {
-	c.pending = append(c.pending, queued{sql, args, read})
+	if !c.plain {
+		c.pending = append(c.pending, queued{sql, args, read})
+		return
+	}
+	if c.failed != nil {
+		return
+	}
+	var b pgx.Batch
+	b.Queue(sql, args...)
+	sending(sql)
+	br := c.conn.SendBatch(context.Background(), &b)
+	var err error
+	if read != nil {
+		err = read(br)
+	} else {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	c.failed = err
 }
 
 // send sends the queued statements and then sql, in one round trip, and returns the
@@ -80,6 +104,9 @@ func (c *batchConn) send(ctx context.Context, sql string, args []any) (pgx.Batch
 
 // Exec runs sql, with the queued statements in front of it.
 func (c *batchConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if c.failed != nil {
+		return pgconn.CommandTag{}, c.failed
+	}
 	if len(c.pending) == 0 {
 		sending(sql)
 		return c.conn.Exec(ctx, sql, args...)
@@ -97,6 +124,9 @@ func (c *batchConn) Exec(ctx context.Context, sql string, args ...any) (pgconn.C
 
 // Query runs sql, with the queued statements in front of it.
 func (c *batchConn) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if c.failed != nil {
+		return nil, c.failed
+	}
 	if len(c.pending) == 0 {
 		sending(sql)
 		return c.conn.Query(ctx, sql, args...)
@@ -115,6 +145,9 @@ func (c *batchConn) Query(ctx context.Context, sql string, args ...any) (pgx.Row
 
 // QueryRow runs sql, with the queued statements in front of it.
 func (c *batchConn) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if c.failed != nil {
+		return errRow{c.failed}
+	}
 	if len(c.pending) == 0 {
 		sending(sql)
 		return c.conn.QueryRow(ctx, sql, args...)

@@ -45,8 +45,9 @@ type Store struct {
 	// its tests' hook.
 	commit       *groupcommit.Committer
 	beforeCommit beforeCommitHook
-	// deliveriesDue is Config.DeliveriesDue.
+	// deliveriesDue is Config.DeliveriesDue; plain, the devices Config turns off.
 	deliveriesDue func()
+	plain         store.Plain
 	// txs counts the read transactions under way, which close waits for before it
 	// closes the pool. mu guards closed.
 	txs    sync.WaitGroup
@@ -132,9 +133,13 @@ func Open(ctx context.Context, dsn string, cfg store.Config) (_ *Store, err erro
 	if err != nil {
 		return nil, fmt.Errorf("payments: open %s: %w", Redact(dsn), err)
 	}
-	st := &Store{pool: pool, readQ: pgqueries.Over(pool), deliveriesDue: cfg.DeliveriesDue}
+	st := &Store{pool: pool, readQ: pgqueries.Over(pool), deliveriesDue: cfg.DeliveriesDue, plain: cfg.Plain}
 	// Half the pool runs batches side by side; the rest serves reads.
-	st.commit = groupcommit.New(maxBatch, conns/2, st.runBatch)
+	batch, runners := maxBatch, conns/2
+	if cfg.Plain.GroupCommit {
+		batch, runners = 1, conns // a transaction per write, as many at once as connections
+	}
+	st.commit = groupcommit.New(batch, runners, st.runBatch)
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, st.Close())

@@ -108,9 +108,15 @@ func (c *committer) close() error {
 }
 
 // startCommitter starts the group commit; Close stops it.
-func (st *Store) startCommitter() {
-	st.commit.queue = groupcommit.New(store.MaxBatch, 1, st.runBatch)
-	st.commit.queue.Gather(gatherBelow, gatherWait)
+func (st *Store) startCommitter(plain store.Plain) {
+	batch := store.MaxBatch
+	if plain.GroupCommit {
+		batch = 1 // a transaction per write
+	}
+	st.commit.queue = groupcommit.New(batch, 1, st.runBatch)
+	if !plain.Gather && !plain.GroupCommit {
+		st.commit.queue.Gather(gatherBelow, gatherWait)
+	}
 	st.commit.queue.Start()
 }
 

@@ -191,7 +191,7 @@ func Open(ctx context.Context, path string, cfg store.Config) (_ *Store, err err
 	if err := st.commit.prepare(ctx, st.writer); err != nil {
 		return nil, fmt.Errorf("payments: prepare: %w", err)
 	}
-	st.startCommitter()
+	st.startCommitter(cfg.Plain)
 	if cfg.Opened != nil {
 		if err := cfg.Opened(ctx, st); err != nil {
 			return nil, err
