@@ -112,7 +112,7 @@ type Querier interface {
 	GetPayeeRules(ctx context.Context, arg GetPayeeRulesParams) (GetPayeeRulesRow, error)
 	GetPlatform(ctx context.Context, id string) (Platform, error)
 	GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error)
-	GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (Event, error)
+	GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (GetPlatformEventRow, error)
 	GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error)
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
@@ -142,7 +142,13 @@ type Querier interface {
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
-	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
+	// The platform's events in the order of their positions (xact_id, id), only those whose
+	// transaction id is below this statement's snapshot horizon (migrations/0009): after the
+	// position of the event after_id names, or, when after_id names no event of the platform
+	// (pruned, or an id never used), those with a greater id; from the start when it is ''.
+	// The horizon and the rows are read on one snapshot, the statement's.
+	// (At most one of the two lists has rows: the cursor names an event, or it does not.)
+	ListEvents(ctx context.Context, arg ListEventsParams) ([]ListEventsRow, error)
 	// SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 	// so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
