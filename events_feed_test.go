@@ -235,3 +235,86 @@ func TestEventFeed_Follow(t *testing.T) {
 		}
 	}
 }
+
+// TestEventFeed_WaitsForOpenTransaction: on PostgreSQL an event whose write was answered
+// is held back from the list while a transaction that began before it is open; List
+// Events waits for that transaction (here ended 50 ms after the list is asked) rather
+// than answer without the event.
+func TestEventFeed_WaitsForOpenTransaction(t *testing.T) {
+	if !pgtest.Enabled() {
+		t.Skip("PostgreSQL's snapshot horizon: needs $" + pgtest.Env)
+	}
+	ctx := context.Background()
+	dsn := newDSN(t)
+	svc := mustOpenFile(t, dsn)
+	p := mustPlatform(t, svc)
+	tx, err := rawDB(t, dsn).BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil { // an id, older than the write's
+		t.Fatal(err)
+	}
+	u := mustUser(t, svc, p.PlatformID, "Waited", "waited@example.com")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		tx.Rollback()
+	}()
+	page, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || page.Events[0].Data.Object.ID != u.UserID.String() {
+		t.Errorf("listed %+v, want the user's event", page.Events)
+	}
+}
+
+// TestEventFeed_Cursor: the cursor is an event's id, and the list goes on after that
+// event; an id that is no event of the platform (one pruned, or never used) goes on with
+// the events of greater ids; type filters either way.
+func TestEventFeed_Cursor(t *testing.T) {
+	ctx := context.Background()
+	svc := mustOpen(t)
+	p := mustPlatform(t, svc)
+	other := mustPlatform(t, svc)
+	var users []payments.User
+	for i := range 4 {
+		users = append(users, mustUser(t, svc, p.PlatformID, "U", fmt.Sprintf("u%d@example.com", i)))
+	}
+	mustUser(t, svc, other.PlatformID, "O", "o@example.com")
+	f := newFollower(svc, p.PlatformID)
+	all := f.all(t)
+	if len(all) != 4 {
+		t.Fatalf("%d events, want 4", len(all))
+	}
+	between := uuid.Must(uuid.NewV7()) // after every event above: no event's id
+	later := mustUser(t, svc, p.PlatformID, "L", "later@example.com")
+	otherEvents := newFollower(svc, other.PlatformID).all(t)
+	for _, c := range []struct {
+		name, after, typ string
+		want             []string // object ids
+	}{
+		{"start", "", "", []string{users[0].UserID.String(), users[1].UserID.String(), users[2].UserID.String(), users[3].UserID.String(), later.UserID.String()}},
+		{"after an event", all[1].ID.String(), "", []string{users[2].UserID.String(), users[3].UserID.String(), later.UserID.String()}},
+		{"after the last", all[3].ID.String(), "", []string{later.UserID.String()}},
+		{"after an id of no event", between.String(), "", []string{later.UserID.String()}},
+		{"after another platform's event", otherEvents[0].ID.String(), "user.created", []string{later.UserID.String()}},
+		{"of another type", "", "payee.created", nil},
+		{"of the type", all[2].ID.String(), "user.created", []string{users[3].UserID.String(), later.UserID.String()}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			page, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{After: c.after, Type: c.typ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range page.Events {
+				got = append(got, ev.Data.Object.ID)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("listed %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -114,3 +114,19 @@ WITH ev AS (
 SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length(sqlc.arg(events)::json)
     THEN (SELECT count(*) FROM d)
     ELSE payments_refuse('payments: an event of no platform') END)::bigint AS deliveries;
+
+-- name: LastUnlistedEvent :one
+-- PostgreSQL only: the transaction id of the platform's last event that has committed but
+-- is not listed yet (at or above the snapshot horizon: a transaction before it is still
+-- open), '' when there is none; type '' for any type.
+SELECT coalesce((
+    SELECT e.xact_id FROM events e
+    WHERE e.platform_id = sqlc.arg(platform_id)
+      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
+    ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id;
+
+-- name: HorizonPassed :one
+-- PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+-- are listed.
+SELECT pg_snapshot_xmin(pg_current_snapshot()) > sqlc.arg(xact_id)::text::xid8 AS passed;

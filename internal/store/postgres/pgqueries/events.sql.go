@@ -147,6 +147,43 @@ func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventPara
 	return i, err
 }
 
+const horizonPassed = `-- name: HorizonPassed :one
+SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::text::xid8 AS passed
+`
+
+// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+// are listed.
+func (q *Queries) HorizonPassed(ctx context.Context, xactID string) (bool, error) {
+	row := q.db.QueryRow(ctx, horizonPassed, xactID)
+	var passed bool
+	err := row.Scan(&passed)
+	return passed, err
+}
+
+const lastUnlistedEvent = `-- name: LastUnlistedEvent :one
+SELECT coalesce((
+    SELECT e.xact_id FROM events e
+    WHERE e.platform_id = $1
+      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND ($2::text = '' OR e.type = $2::text)
+    ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id
+`
+
+type LastUnlistedEventParams struct {
+	PlatformID string
+	Type       string
+}
+
+// PostgreSQL only: the transaction id of the platform's last event that has committed but
+// is not listed yet (at or above the snapshot horizon: a transaction before it is still
+// open), ” when there is none; type ” for any type.
+func (q *Queries) LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error) {
+	row := q.db.QueryRow(ctx, lastUnlistedEvent, arg.PlatformID, arg.Type)
+	var xact_id string
+	err := row.Scan(&xact_id)
+	return xact_id, err
+}
+
 const listEventAttempts = `-- name: ListEventAttempts :many
 SELECT a.endpoint_id, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
 FROM webhook_attempts a WHERE a.event_id = $1

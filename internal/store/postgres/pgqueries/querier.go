@@ -120,6 +120,9 @@ type Querier interface {
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
+	// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+	// are listed.
+	HorizonPassed(ctx context.Context, xactID string) (bool, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
 	// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: true
 	// when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
@@ -133,6 +136,10 @@ type Querier interface {
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
 	LastPlatformID(ctx context.Context) (string, error)
+	// PostgreSQL only: the transaction id of the platform's last event that has committed but
+	// is not listed yet (at or above the snapshot horizon: a transaction before it is still
+	// open), '' when there is none; type '' for any type.
+	LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error)
 	LastWebhookEndpointID(ctx context.Context) (string, error)
 	// Data keys, the blind-index key, and the sealed values a rotation or the one-time
 	// sealing of an older database walks through, a batch at a time in id order, up to the
