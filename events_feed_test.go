@@ -166,11 +166,15 @@ func TestEventFeed_Follow(t *testing.T) {
 	errs := make(chan error, writers)
 	var mu sync.Mutex
 	committed := map[string]time.Time{} // when CreatePayee returned, by payee id
+	callers := make([]payments.Caller, writers)
+	for w := range writers { // the users first, so that the writers start together
+		u := mustUser(t, instances[w%len(instances)], p.PlatformID, "Writer", fmt.Sprintf("writer%d@example.com", w))
+		callers[w] = payments.Caller{UserID: u.UserID, PlatformID: p.PlatformID}
+	}
+	f := newFollower(instances[1], p.PlatformID)
+	f.poll(t) // the users' events: the writers' start at the follower's cursor
 	for w := range writers {
-		svc := instances[w%len(instances)]
-		email := fmt.Sprintf("writer%d@example.com", w)
-		u := mustUser(t, svc, p.PlatformID, "Writer", email)
-		caller := payments.Caller{UserID: u.UserID, PlatformID: p.PlatformID}
+		svc, caller := instances[w%len(instances)], callers[w]
 		wg.Go(func() {
 			for i := range payees {
 				payee, err := svc.CreatePayee(ctx, caller, payments.NewPayee{Name: fmt.Sprintf("Payee %d", i)})
@@ -187,7 +191,6 @@ func TestEventFeed_Follow(t *testing.T) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	f := newFollower(instances[1], p.PlatformID)
 	for following := true; following; {
 		select {
 		case <-done:
