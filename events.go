@@ -80,8 +80,8 @@ type EventObject struct {
 	Countries      []string `json:"countries,omitempty"`
 }
 
-// EventPage is one page of a platform's events, oldest first; HasMore says whether later
-// events exist (ask again with after set to the last id).
+// EventPage is one page of a platform's events, in the list's order; HasMore says whether
+// later events exist (ask again with after set to the last id).
 type EventPage struct {
 	Events  []Event `json:"events"`
 	HasMore bool    `json:"has_more"`
@@ -138,9 +138,9 @@ func (s *Service) emitGlobal(ctx context.Context, q store.Querier, typ string, d
 	return nil
 }
 
-// ListEvents returns the platform's events, oldest first, after the event q.After.
-//
-// Returns CodeInvalid when the parameters fail validation.
+// ListEvents returns the platform's events after the event q.After, in the order they
+// become listable: following the last id seen misses none (docs/webhooks.md). It
+// returns CodeInvalid when the parameters fail validation.
 //
 // Options: AsSent.
 func (s *Service) ListEvents(ctx context.Context, platformID uuid.UUID, in EventQuery, opts ...Call) (EventPage, error) {

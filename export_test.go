@@ -162,3 +162,9 @@ func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, k
 		})
 	})
 }
+
+// EmitMarker records an event of the platform in q's write (emit), of type
+// "user.created", whose object id is marker: a test tells it apart by that id.
+func (s *Service) EmitMarker(ctx context.Context, q store.Querier, platformID uuid.UUID, marker string) error {
+	return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: marker}})
+}

@@ -2924,7 +2924,7 @@ type ClientInterface interface {
 
 	// ListEvents List Events
 	//
-	// Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
+	// Events are listed in the order they become listable, and an event becomes listable only once no event can still appear before it: a consumer that asks again with after set to the last id it saw gets every event exactly once, on any number of instances (on PostgreSQL an event waits for the transactions that began before its own to end; the list waits up to 2 seconds for events already committed). An after that names no event of the platform (one pruned, or an id never used) goes on with the events of greater ids. Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
 	//
 	// Corresponds with GET /api/platform/events/list (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3308,7 +3308,7 @@ func (c *Raw) GetEvent(ctx context.Context, eventId Uuid, params *GetEventParams
 
 // ListEvents List Events
 //
-// Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
+// Events are listed in the order they become listable, and an event becomes listable only once no event can still appear before it: a consumer that asks again with after set to the last id it saw gets every event exactly once, on any number of instances (on PostgreSQL an event waits for the transactions that began before its own to end; the list waits up to 2 seconds for events already committed). An after that names no event of the platform (one pruned, or an id never used) goes on with the events of greater ids. Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
 //
 // Corresponds with GET /api/platform/events/list (the `ListEvents` operationId).
 func (c *Raw) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5165,7 +5165,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List Events
 	//
-	// Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
+	// Events are listed in the order they become listable, and an event becomes listable only once no event can still appear before it: a consumer that asks again with after set to the last id it saw gets every event exactly once, on any number of instances (on PostgreSQL an event waits for the transactions that began before its own to end; the list waits up to 2 seconds for events already committed). An after that names no event of the platform (one pruned, or an id never used) goes on with the events of greater ids. Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8441,7 +8441,7 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, eventId 
 
 // ListEventsWithResponse List Events
 //
-// Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
+// Events are listed in the order they become listable, and an event becomes listable only once no event can still appear before it: a consumer that asks again with after set to the last id it saw gets every event exactly once, on any number of instances (on PostgreSQL an event waits for the transactions that began before its own to end; the list waits up to 2 seconds for events already committed). An after that names no event of the platform (one pruned, or an id never used) goes on with the events of greater ids. Library: `Service.ListEvents`. Request schema: `schema/events_list.json`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

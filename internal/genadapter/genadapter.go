@@ -215,24 +215,27 @@ func shape(t types.Type) string {
 }
 
 // same reports whether a and b are the same type but for the generated package they
-// come from, down to every field of every struct.
+// come from, down to every field of every struct. Two structs of the generated packages
+// are the same when their fields are, whatever their names: a query may select a model's
+// columns from a table with more (pgqueries' ListEventsRow for queries' Event).
 func (g *gen) same(a, b types.Type) bool {
-	if shape(a) != shape(b) {
-		return false
-	}
 	na, aok := a.(*types.Named)
 	nb, bok := b.(*types.Named)
-	if aok != bok {
-		return false
-	}
-	if aok && g.ours(na) {
+	if aok && bok && g.ours(na) && g.ours(nb) {
 		return g.same(na.Underlying(), nb.Underlying())
 	}
 	switch a := a.(type) {
 	case *types.Slice:
-		return g.same(a.Elem(), b.(*types.Slice).Elem())
+		sb, ok := b.(*types.Slice)
+		return ok && g.same(a.Elem(), sb.Elem())
 	case *types.Pointer:
-		return g.same(a.Elem(), b.(*types.Pointer).Elem())
+		pb, ok := b.(*types.Pointer)
+		return ok && g.same(a.Elem(), pb.Elem())
+	}
+	if shape(a) != shape(b) || aok != bok {
+		return false
+	}
+	switch a := a.(type) {
 	case *types.Struct:
 		sb := b.(*types.Struct)
 		if a.NumFields() != sb.NumFields() {

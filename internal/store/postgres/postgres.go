@@ -352,8 +352,8 @@ func (st *Store) Read(ctx context.Context, fn func(q store.Querier) error) error
 	return nil
 }
 
-// Reads is the pool's statements, each its own snapshot.
-func (st *Store) Reads() store.Querier { return st.readQ }
+// Reads is the pool's statements, each its own snapshot (ListEvents as feed's).
+func (st *Store) Reads() store.Querier { return feed{st.readQ} }
 
 // conflicts names the unique keys a client may duplicate, by the names migrations/ gives
 // their constraints.

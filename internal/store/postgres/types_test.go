@@ -107,23 +107,24 @@ INSERT INTO webhook_attempts (id, event_id, endpoint_id, attempt, attempted_at, 
 func snapshot(t *testing.T, db *pgxpool.Pool) map[string]any {
 	t.Helper()
 	return map[string]any{
-		"platforms":             rowsOf[pgqueries.Platform](t, db, "platforms ORDER BY id::text"),
-		"users":                 rowsOf[pgqueries.User](t, db, "users ORDER BY row_id"),
-		"wallets":               rowsOf[pgqueries.Wallet](t, db, "wallets ORDER BY id::text"),
-		"user_settings":         rowsOf[pgqueries.UserSetting](t, db, "user_settings ORDER BY user_id::text"),
-		"user_clocks":           rowsOf[pgqueries.UserClock](t, db, "user_clocks ORDER BY platform_id::text"),
-		"api_credentials":       rowsOf[pgqueries.ApiCredential](t, db, "api_credentials ORDER BY api_key::text"),
-		"payees":                rowsOf[pgqueries.Payee](t, db, "payees ORDER BY id::text"),
-		"bank_accounts":         rowsOf[pgqueries.BankAccount](t, db, "bank_accounts ORDER BY id::text"),
-		"cards":                 rowsOf[pgqueries.Card](t, db, "cards ORDER BY id::text"),
-		"payee_banks":           rowsOf[pgqueries.PayeeBank](t, db, "payee_banks ORDER BY id::text"),
-		"payee_addresses":       rowsOf[pgqueries.PayeeAddress](t, db, "payee_addresses ORDER BY id::text"),
-		"payee_rule_sets":       rowsOf[pgqueries.PayeeRuleSet](t, db, "payee_rule_sets ORDER BY id"),
-		"exchange_rates":        rowsOf[pgqueries.ExchangeRate](t, db, "exchange_rates ORDER BY id"),
-		"idempotency_keys":      rowsOf[pgqueries.IdempotencyKey](t, db, "idempotency_keys ORDER BY id::text"),
-		"data_keys":             rowsOf[pgqueries.DataKey](t, db, "data_keys ORDER BY key_id"),
-		"blind_index_key":       rowsOf[pgqueries.BlindIndexKey](t, db, "blind_index_key ORDER BY id"),
-		"events":                rowsOf[pgqueries.Event](t, db, "events ORDER BY row_id"),
+		"platforms":        rowsOf[pgqueries.Platform](t, db, "platforms ORDER BY id::text"),
+		"users":            rowsOf[pgqueries.User](t, db, "users ORDER BY row_id"),
+		"wallets":          rowsOf[pgqueries.Wallet](t, db, "wallets ORDER BY id::text"),
+		"user_settings":    rowsOf[pgqueries.UserSetting](t, db, "user_settings ORDER BY user_id::text"),
+		"user_clocks":      rowsOf[pgqueries.UserClock](t, db, "user_clocks ORDER BY platform_id::text"),
+		"api_credentials":  rowsOf[pgqueries.ApiCredential](t, db, "api_credentials ORDER BY api_key::text"),
+		"payees":           rowsOf[pgqueries.Payee](t, db, "payees ORDER BY id::text"),
+		"bank_accounts":    rowsOf[pgqueries.BankAccount](t, db, "bank_accounts ORDER BY id::text"),
+		"cards":            rowsOf[pgqueries.Card](t, db, "cards ORDER BY id::text"),
+		"payee_banks":      rowsOf[pgqueries.PayeeBank](t, db, "payee_banks ORDER BY id::text"),
+		"payee_addresses":  rowsOf[pgqueries.PayeeAddress](t, db, "payee_addresses ORDER BY id::text"),
+		"payee_rule_sets":  rowsOf[pgqueries.PayeeRuleSet](t, db, "payee_rule_sets ORDER BY id"),
+		"exchange_rates":   rowsOf[pgqueries.ExchangeRate](t, db, "exchange_rates ORDER BY id"),
+		"idempotency_keys": rowsOf[pgqueries.IdempotencyKey](t, db, "idempotency_keys ORDER BY id::text"),
+		"data_keys":        rowsOf[pgqueries.DataKey](t, db, "data_keys ORDER BY key_id"),
+		"blind_index_key":  rowsOf[pgqueries.BlindIndexKey](t, db, "blind_index_key ORDER BY id"),
+		"events": rowsOf[pgqueries.GetPlatformEventRow](t, db, // without 0009's xact_id
+			"(SELECT row_id, id, platform_id, type, created_at, payload FROM events) e ORDER BY row_id"),
 		"webhook_endpoints":     rowsOf[pgqueries.WebhookEndpoint](t, db, "webhook_endpoints ORDER BY id::text"),
 		"webhook_subscriptions": rowsOf[pgqueries.WebhookSubscription](t, db, "webhook_subscriptions ORDER BY endpoint_id::text, type"),
 		"webhook_deliveries":    rowsOf[pgqueries.WebhookDelivery](t, db, "webhook_deliveries ORDER BY id"),
@@ -200,6 +201,15 @@ func TestNativeTypesMigration(t *testing.T) {
 		if !reflect.DeepEqual(rows, after[table]) {
 			t.Errorf("%s before 0006:\n%+v\nafter:\n%+v", table, rows, after[table])
 		}
+	}
+
+	// 0009: the events written before it keep the order they listed in, before every
+	// later one: their transaction id is 0.
+	var positioned int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM events WHERE xact_id <> '0'`).Scan(&positioned); err != nil {
+		t.Fatal(err)
+	} else if positioned != 0 {
+		t.Errorf("%d events of before 0009 have a transaction id, want 0", positioned)
 	}
 
 	t.Run("Types", func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // operations talk to: each method calls the query of the same name and converts its
 // params and rows, which sqlc generates in the same shape for both engines.
 //
-// The PostgreSQL-only queries are called on Q directly: AdvisoryXactLock, CountNewUsers, CreateIdempotencyRecords, CreateUserRows, CreateUsersRows, DeleteExpiredIdempotencyKeys, EmitEvents, InsertBankAccountTakingDefault, LockUserForUpdate, RenameUserPayee.
+// The PostgreSQL-only queries are called on Q directly: AdvisoryXactLock, CountNewUsers, CreateIdempotencyRecords, CreateUserRows, CreateUsersRows, DeleteExpiredIdempotencyKeys, EmitEvents, HorizonPassed, InsertBankAccountTakingDefault, LastUnlistedEvent, LockUserForUpdate, RenameUserPayee.
 type Adapter struct{ Q *Queries }
 
 // NewAdapter returns q as a queries.Querier.

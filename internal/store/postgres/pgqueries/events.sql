@@ -28,15 +28,40 @@ WHERE EXISTS (
 ORDER BY p.id;
 
 -- name: ListEvents :many
-SELECT * FROM events
-WHERE platform_id = sqlc.arg(platform_id)
-  AND (sqlc.arg(after_id)::text = '' OR id > nullif(sqlc.arg(after_id)::text, '')::uuid)
-  AND (sqlc.arg(type)::text = '' OR type = sqlc.arg(type)::text)
-ORDER BY id
-LIMIT sqlc.arg(page_size)::bigint;
+-- The platform's events in the order of their positions (xact_id, id), only those whose
+-- transaction id is below this statement's snapshot horizon (migrations/0009): after the
+-- position of the event after_id names, or, when after_id names no event of the platform
+-- (pruned, or an id never used), those with a greater id; from the start when it is ''.
+-- The horizon and the rows are read on one snapshot, the statement's.
+WITH cursor AS (
+    SELECT c.xact_id, c.id FROM events c
+    WHERE c.platform_id = sqlc.arg(platform_id) AND c.id = nullif(sqlc.arg(after_id)::text, '')::uuid
+), listed AS ((
+    SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
+    WHERE e.platform_id = sqlc.arg(platform_id)
+      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND (e.xact_id, e.id) > (
+          coalesce((SELECT cursor.xact_id FROM cursor), CASE WHEN sqlc.arg(after_id)::text = '' THEN '0'::xid8 END),
+          coalesce((SELECT cursor.id FROM cursor), '00000000-0000-0000-0000-000000000000'::uuid))
+      AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
+    ORDER BY e.xact_id, e.id
+    LIMIT sqlc.arg(page_size)::bigint
+) UNION ALL (
+    SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
+    WHERE NOT EXISTS (SELECT 1 FROM cursor) AND sqlc.arg(after_id)::text <> ''
+      AND e.platform_id = sqlc.arg(platform_id)
+      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.id > nullif(sqlc.arg(after_id)::text, '')::uuid
+      AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
+    ORDER BY e.xact_id, e.id
+    LIMIT sqlc.arg(page_size)::bigint
+))
+-- (At most one of the two lists has rows: the cursor names an event, or it does not.)
+SELECT l.row_id, l.id, l.platform_id, l.type, l.created_at, l.payload FROM listed l
+ORDER BY l.xact_id, l.id;
 
 -- name: GetPlatformEvent :one
-SELECT * FROM events WHERE id = $1 AND platform_id = $2;
+SELECT row_id, id, platform_id, type, created_at, payload FROM events WHERE id = $1 AND platform_id = $2;
 
 -- name: GetEventPayload :one
 SELECT payload FROM events WHERE id = $1;
@@ -89,3 +114,19 @@ WITH ev AS (
 SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length(sqlc.arg(events)::json)
     THEN (SELECT count(*) FROM d)
     ELSE payments_refuse('payments: an event of no platform') END)::bigint AS deliveries;
+
+-- name: LastUnlistedEvent :one
+-- PostgreSQL only: the transaction id of the platform's last event that has committed but
+-- is not listed yet (at or above the snapshot horizon: a transaction before it is still
+-- open), '' when there is none; type '' for any type.
+SELECT coalesce((
+    SELECT e.xact_id FROM events e
+    WHERE e.platform_id = sqlc.arg(platform_id)
+      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
+    ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id;
+
+-- name: HorizonPassed :one
+-- PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+-- are listed.
+SELECT pg_snapshot_xmin(pg_current_snapshot()) > sqlc.arg(xact_id)::text::xid8 AS passed;

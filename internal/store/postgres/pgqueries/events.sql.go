@@ -124,9 +124,18 @@ type GetPlatformEventParams struct {
 	PlatformID string
 }
 
-func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (Event, error) {
+type GetPlatformEventRow struct {
+	RowID      int64
+	ID         string
+	PlatformID string
+	Type       string
+	CreatedAt  string
+	Payload    string
+}
+
+func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (GetPlatformEventRow, error) {
 	row := q.db.QueryRow(ctx, getPlatformEvent, arg.ID, arg.PlatformID)
-	var i Event
+	var i GetPlatformEventRow
 	err := row.Scan(
 		&i.RowID,
 		&i.ID,
@@ -136,6 +145,43 @@ func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventPara
 		&i.Payload,
 	)
 	return i, err
+}
+
+const horizonPassed = `-- name: HorizonPassed :one
+SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::text::xid8 AS passed
+`
+
+// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+// are listed.
+func (q *Queries) HorizonPassed(ctx context.Context, xactID string) (bool, error) {
+	row := q.db.QueryRow(ctx, horizonPassed, xactID)
+	var passed bool
+	err := row.Scan(&passed)
+	return passed, err
+}
+
+const lastUnlistedEvent = `-- name: LastUnlistedEvent :one
+SELECT coalesce((
+    SELECT e.xact_id FROM events e
+    WHERE e.platform_id = $1
+      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND ($2::text = '' OR e.type = $2::text)
+    ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id
+`
+
+type LastUnlistedEventParams struct {
+	PlatformID string
+	Type       string
+}
+
+// PostgreSQL only: the transaction id of the platform's last event that has committed but
+// is not listed yet (at or above the snapshot horizon: a transaction before it is still
+// open), ” when there is none; type ” for any type.
+func (q *Queries) LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error) {
+	row := q.db.QueryRow(ctx, lastUnlistedEvent, arg.PlatformID, arg.Type)
+	var xact_id string
+	err := row.Scan(&xact_id)
+	return xact_id, err
 }
 
 const listEventAttempts = `-- name: ListEventAttempts :many
@@ -187,12 +233,31 @@ func (q *Queries) ListEventAttempts(ctx context.Context, eventID string) ([]List
 }
 
 const listEvents = `-- name: ListEvents :many
-SELECT row_id, id, platform_id, type, created_at, payload FROM events
-WHERE platform_id = $1
-  AND ($2::text = '' OR id > nullif($2::text, '')::uuid)
-  AND ($3::text = '' OR type = $3::text)
-ORDER BY id
-LIMIT $4::bigint
+WITH cursor AS (
+    SELECT c.xact_id, c.id FROM events c
+    WHERE c.platform_id = $1 AND c.id = nullif($2::text, '')::uuid
+), listed AS ((
+    SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
+    WHERE e.platform_id = $1
+      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND (e.xact_id, e.id) > (
+          coalesce((SELECT cursor.xact_id FROM cursor), CASE WHEN $2::text = '' THEN '0'::xid8 END),
+          coalesce((SELECT cursor.id FROM cursor), '00000000-0000-0000-0000-000000000000'::uuid))
+      AND ($3::text = '' OR e.type = $3::text)
+    ORDER BY e.xact_id, e.id
+    LIMIT $4::bigint
+) UNION ALL (
+    SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
+    WHERE NOT EXISTS (SELECT 1 FROM cursor) AND $2::text <> ''
+      AND e.platform_id = $1
+      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.id > nullif($2::text, '')::uuid
+      AND ($3::text = '' OR e.type = $3::text)
+    ORDER BY e.xact_id, e.id
+    LIMIT $4::bigint
+))
+SELECT l.row_id, l.id, l.platform_id, l.type, l.created_at, l.payload FROM listed l
+ORDER BY l.xact_id, l.id
 `
 
 type ListEventsParams struct {
@@ -202,7 +267,22 @@ type ListEventsParams struct {
 	PageSize   int64
 }
 
-func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error) {
+type ListEventsRow struct {
+	RowID      int64
+	ID         string
+	PlatformID string
+	Type       string
+	CreatedAt  string
+	Payload    string
+}
+
+// The platform's events in the order of their positions (xact_id, id), only those whose
+// transaction id is below this statement's snapshot horizon (migrations/0009): after the
+// position of the event after_id names, or, when after_id names no event of the platform
+// (pruned, or an id never used), those with a greater id; from the start when it is ”.
+// The horizon and the rows are read on one snapshot, the statement's.
+// (At most one of the two lists has rows: the cursor names an event, or it does not.)
+func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]ListEventsRow, error) {
 	rows, err := q.db.Query(ctx, listEvents,
 		arg.PlatformID,
 		arg.AfterID,
@@ -213,9 +293,9 @@ func (q *Queries) ListEvents(ctx context.Context, arg ListEventsParams) ([]Event
 		return nil, err
 	}
 	defer rows.Close()
-	items := []Event{}
+	items := []ListEventsRow{}
 	for rows.Next() {
-		var i Event
+		var i ListEventsRow
 		if err := rows.Scan(
 			&i.RowID,
 			&i.ID,

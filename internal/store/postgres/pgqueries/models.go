@@ -4,6 +4,10 @@
 
 package pgqueries
 
+import (
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
 type ApiCredential struct {
 	ApiKey     string
 	UserID     string
@@ -70,6 +74,7 @@ type Event struct {
 	Type       string
 	CreatedAt  string
 	Payload    string
+	XactID     pgtype.Uint64
 }
 
 type ExchangeRate struct {

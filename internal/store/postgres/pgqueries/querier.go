@@ -112,7 +112,7 @@ type Querier interface {
 	GetPayeeRules(ctx context.Context, arg GetPayeeRulesParams) (GetPayeeRulesRow, error)
 	GetPlatform(ctx context.Context, id string) (Platform, error)
 	GetPlatformBankAccount(ctx context.Context, arg GetPlatformBankAccountParams) (GetPlatformBankAccountRow, error)
-	GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (Event, error)
+	GetPlatformEvent(ctx context.Context, arg GetPlatformEventParams) (GetPlatformEventRow, error)
 	GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error)
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
@@ -120,6 +120,9 @@ type Querier interface {
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
+	// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+	// are listed.
+	HorizonPassed(ctx context.Context, xactID string) (bool, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
 	// PostgreSQL only: CreateBankAccount whose is_default the default-account rule decides: true
 	// when asked (the user's default, if any, cleared before: ClearDefaultAccount) or when the
@@ -133,6 +136,10 @@ type Querier interface {
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
 	LastPlatformID(ctx context.Context) (string, error)
+	// PostgreSQL only: the transaction id of the platform's last event that has committed but
+	// is not listed yet (at or above the snapshot horizon: a transaction before it is still
+	// open), '' when there is none; type '' for any type.
+	LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error)
 	LastWebhookEndpointID(ctx context.Context) (string, error)
 	// Data keys, the blind-index key, and the sealed values a rotation or the one-time
 	// sealing of an older database walks through, a batch at a time in id order, up to the
@@ -142,7 +149,13 @@ type Querier interface {
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
-	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
+	// The platform's events in the order of their positions (xact_id, id), only those whose
+	// transaction id is below this statement's snapshot horizon (migrations/0009): after the
+	// position of the event after_id names, or, when after_id names no event of the platform
+	// (pruned, or an id never used), those with a greater id; from the start when it is ''.
+	// The horizon and the rows are read on one snapshot, the statement's.
+	// (At most one of the two lists has rows: the cursor names an event, or it does not.)
+	ListEvents(ctx context.Context, arg ListEventsParams) ([]ListEventsRow, error)
 	// SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 	// so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
