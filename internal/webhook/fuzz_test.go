@@ -57,8 +57,9 @@ func FuzzVerify(f *testing.F) {
 }
 
 // FuzzParseSecret: ParseSecret of any text never panics; it refuses with ErrInvalidSecret
-// and a message that shows none of the text, or accepts a whsec_ secret of 24 to 64 bytes
-// that Text writes back as it was given (surrounding white space aside).
+// and a message that shows none of the text, or accepts a whsec_ secret of 24 to 64 bytes,
+// a whsk_ key of 32 (or 64) bytes or a whpk_ key of 32 bytes, which Text writes back as
+// it was given (surrounding white space aside; a 64-byte whsk_ key as its 32-byte seed).
 func FuzzParseSecret(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := webhook.ParseSecret(text)
@@ -67,17 +68,27 @@ func FuzzParseSecret(f *testing.F) {
 				t.Fatalf("ParseSecret(%q): %v", text, err)
 			}
 			// A fragment long enough not to be one of the message's own words.
-			body := strings.TrimPrefix(strings.TrimSpace(text), "whsec_")
+			body := strings.TrimSpace(text)
+			for _, p := range []string{"whsec_", "whsk_", "whpk_"} {
+				body = strings.TrimPrefix(body, p)
+			}
 			if len(body) >= 12 && strings.Contains(err.Error(), body[:12]) {
 				t.Fatalf("ParseSecret(%q)'s error %q shows the text", text, err)
 			}
 			return
 		}
-		if s.Text() != strings.TrimSpace(text) {
+		prefix, _, _ := strings.Cut(s.Text(), "_")
+		key, derr := base64.StdEncoding.DecodeString(strings.TrimPrefix(s.Text(), prefix+"_"))
+		full, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(text), prefix+"_"))
+		switch {
+		case prefix == "whsk" && len(full) == 64 && derr == nil && len(key) == 32:
+			if !strings.HasPrefix(strings.TrimSpace(text), "whsk_") || string(full[:32]) != string(key) {
+				t.Fatalf("ParseSecret(%q).Text() = %q", text, s.Text())
+			}
+		case s.Text() != strings.TrimSpace(text):
 			t.Fatalf("ParseSecret(%q).Text() = %q", text, s.Text())
-		}
-		key, derr := base64.StdEncoding.DecodeString(strings.TrimPrefix(s.Text(), "whsec_"))
-		if derr != nil || len(key) < webhook.MinSecretSize || len(key) > webhook.MaxSecretSize {
+		case prefix == "whsec" && (derr != nil || len(key) < webhook.MinSecretSize || len(key) > webhook.MaxSecretSize),
+			prefix != "whsec" && (derr != nil || len(key) != 32):
 			t.Fatalf("ParseSecret(%q) accepted a key of %d bytes (%v)", text, len(key), derr)
 		}
 	})
