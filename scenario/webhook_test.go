@@ -218,7 +218,7 @@ func TestWebhookFailures(t *testing.T) {
 		}},
 		{"unknown", "webhook frob\n", []string{
 			`webhook: unknown subcommand "frob": want add or list or remove or listen or expect or count`,
-			"usage: webhook add -platform ID -url URL [-events a,b] [-description TEXT]\n" +
+			"usage: webhook add -platform ID -url URL [-events a,b] [-description TEXT] [-signature v1|ed25519]\n" +
 				"       webhook list -platform ID\n" +
 				"       webhook remove -platform ID ENDPOINT_ID\n" +
 				"       webhook listen [-fail N] [-status CODE]\n" +

@@ -354,3 +354,24 @@ func headerValue(header map[string][]string, name string) (string, error) {
 	}
 	return value, nil
 }
+
+// PublicText returns the whpk_ text of an ed25519 key's public key, as an endpoint stores
+// and shows it, and nil for a symmetric secret.
+func PublicText(s Secret) *string {
+	public, ok := s.PublicKey()
+	if !ok {
+		return nil
+	}
+	text := public.Text()
+	return &text
+}
+
+// SecretText returns the text of a key that is shown to its endpoint's platform once: a
+// symmetric secret's whsec_ text, and "" for an ed25519 key, whose private half is never
+// shown (its public key is).
+func SecretText(s Secret) string {
+	if s.Asymmetric() {
+		return ""
+	}
+	return s.Text()
+}
