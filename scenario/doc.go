@@ -176,6 +176,15 @@
 // and the types are checked as the API checks them: a URL the server refuses (ftp://x)
 // or an unknown type fails with the API's message.
 //
+//	webhook trigger -platform ID TYPE
+//
+// Makes a real event of TYPE on the sandbox platform by making the change that emits it
+// (a new user "Trigger Test", and the card, payee, payee bank, ... the type needs), as
+// paymentsd webhook trigger does; prints what it made and sets $TRIGGER_USER_ID and
+// $TRIGGER_OBJECT_ID (the event's data.object.id). A production or unknown platform fails;
+// the service-wide types (exchange_rate.updated, payee_rules.updated) and an unknown type
+// are usage errors.
+//
 //	webhook list -platform ID
 //
 // Prints the platform's endpoints, oldest first, as a JSON array on one line, without

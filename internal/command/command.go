@@ -70,6 +70,7 @@ var Table = []*Command{
 	webhookAdd,
 	webhookList,
 	webhookRemove,
+	webhookTrigger,
 	Call,
 }
 
