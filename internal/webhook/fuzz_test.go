@@ -187,3 +187,33 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 	})
 }
+
+// FuzzVerifyV1a: Verify under an ed25519 public key of any headers and body never panics,
+// fails with one of its errors, and accepts only a canonical timestamp within tolerance
+// with, among the signatures, the v1a signature Sign writes under the private key. The
+// seeds include a vector of testdata/v1a_vectors.json and a rotation.
+func FuzzVerifyV1a(f *testing.F) {
+	private := mustParse(f, "whsk_j1nSxOIeP9MIZP4xSqvRx5hFasnWRsoN8wr+e4q7ggI=")
+	public, _ := private.PublicKey()
+	const vectorTime = 1674087231
+	f.Fuzz(func(t *testing.T, id, ts, sigs string, body []byte) {
+		header := map[string][]string{"webhook-id": {id}, "webhook-timestamp": {ts}, "webhook-signature": {sigs}}
+		err := webhook.Verify(public, header, body, 5*time.Minute, time.Unix(vectorTime, 0))
+		if err != nil {
+			for _, known := range []error{webhook.ErrMissingHeader, webhook.ErrInvalidHeader, webhook.ErrTimestampTooOld, webhook.ErrTimestampTooNew, webhook.ErrNoMatchingSignature} {
+				if errors.Is(err, known) {
+					return
+				}
+			}
+			t.Fatalf("Verify: an error of no kind: %v", err)
+		}
+		sec, perr := strconv.ParseInt(ts, 10, 64)
+		if perr != nil || strconv.FormatInt(sec, 10) != ts || sec < vectorTime-300 || sec > vectorTime+300 {
+			t.Fatalf("Verify passed with the timestamp %q", ts)
+		}
+		want := webhook.Sign(id, time.Unix(sec, 0), body, private)
+		if !strings.Contains(" "+sigs+" ", " "+want+" ") {
+			t.Fatalf("Verify passed signatures %q without Sign's %q", sigs, want)
+		}
+	})
+}
