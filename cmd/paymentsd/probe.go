@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -35,7 +36,8 @@ ed25519 private key signs v1a, for a receiver that holds its whpk_ public key):
 A refusal must be 4xx: a 5xx asks the sender to retry. Each case is printed as one line,
 "pass", "fail" or "cannot tell" and why (-json: one JSON array). The URL obeys the rules of
 endpoints' URLs, and the probe connects only where deliveries may: public addresses, and
-the ranges -webhook-allow-cidr allows (127.0.0.0/8 for a receiver on this machine). Exit
+the ranges -webhook-allow-cidr (else $PAYMENTS_WEBHOOK_ALLOW_CIDR) allows (127.0.0.0/8 for a
+receiver on this machine), as serve. Exit
 status 1 when a case fails.`,
 	Run: runWebhookProbe,
 }
@@ -46,7 +48,8 @@ func runWebhookProbe(ctx context.Context, x *command.Invocation, args []string) 
 	timeout := fs.Duration("timeout", dispatch.DefaultTimeout, "give up on a case after `DURATION`")
 	asJSON := fs.Bool("json", false, "print the results as one JSON array")
 	var allow []netip.Prefix
-	fs.Func("webhook-allow-cidr", "let the receiver be at addresses in `CIDR` although not public, e.g. 127.0.0.0/8 (comma-separated or repeated)", func(v string) error {
+	fs.Func("webhook-allow-cidr", "let the receiver be at addresses in `CIDR` although not public, e.g. 127.0.0.0/8, as serve's flag "+
+		"(comma-separated or repeated; default $"+envAllowCIDR+")", func(v string) error {
 		ranges, err := dispatch.ParseCIDRs(v)
 		allow = append(allow, ranges...)
 		return err
@@ -70,6 +73,11 @@ func runWebhookProbe(ctx context.Context, x *command.Invocation, args []string) 
 	}
 	if *timeout <= 0 {
 		return command.Usagef("-timeout must be positive")
+	}
+	if v := os.Getenv(envAllowCIDR); allow == nil && v != "" {
+		if allow, err = dispatch.ParseCIDRs(v); err != nil {
+			return command.Usagef("$%s: %v", envAllowCIDR, err)
+		}
 	}
 	if err := webhook.CheckURL(url, false, allow...); err != nil {
 		return command.Usagef("%s: %v", url, err)

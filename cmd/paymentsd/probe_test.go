@@ -106,10 +106,11 @@ func TestWebhookProbe(t *testing.T) {
 		}
 	})
 
-	t.Run("text", func(t *testing.T) {
+	t.Run("text, the range from the environment", func(t *testing.T) {
+		t.Setenv(envAllowCIDR, "127.0.0.0/8")
 		url := startListen(t, secret.Text())
 		var stdout, stderr syncBuffer
-		code := run(context.Background(), []string{"webhook", "probe", "-secret", secret.Text(), "-webhook-allow-cidr", "127.0.0.0/8", url}, strings.NewReader(""), &stdout, &stderr)
+		code := run(context.Background(), []string{"webhook", "probe", "-secret", secret.Text(), url}, strings.NewReader(""), &stdout, &stderr)
 		if code != exitOK || !strings.Contains(stdout.String(), "pass         valid delivery: accepted (204)") ||
 			!strings.Contains(stdout.String(), "cannot tell  same webhook-id processed once: ") || strings.Count(stdout.String(), "\n") != 10 {
 			t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, stdout.String(), stderr.String())
@@ -120,6 +121,7 @@ func TestWebhookProbe(t *testing.T) {
 // Usage errors, before anything is sent: no URL, no key, a public key (it cannot sign),
 // a URL the endpoint rules refuse, and a loopback receiver without -webhook-allow-cidr.
 func TestWebhookProbeUsage(t *testing.T) {
+	t.Setenv(envAllowCIDR, "")
 	pub, _ := webhook.NewKey(true).PublicKey()
 	secret := webhook.NewSecret().Text()
 	for name, args := range map[string][]string{
@@ -128,7 +130,7 @@ func TestWebhookProbeUsage(t *testing.T) {
 		"bad secret":    {"-secret", "not-a-secret", "http://127.0.0.1:9/hook"},
 		"public key":    {"-secret", pub.Text(), "-webhook-allow-cidr", "127.0.0.0/8", "http://127.0.0.1:9/hook"},
 		"ftp URL":       {"-secret", secret, "ftp://example.com/hook"},
-		"loopback":      {"-secret", secret, "http://127.0.0.1:9/hook"},
+		"loopback":      {"-secret", secret, "http://127.0.0.1:9/hook"}, // $PAYMENTS_WEBHOOK_ALLOW_CIDR unset below
 		"bad timeout":   {"-secret", secret, "-timeout", "0s", "-webhook-allow-cidr", "127.0.0.0/8", "http://127.0.0.1:9/hook"},
 		"two arguments": {"-secret", secret, "http://127.0.0.1:9/a", "http://127.0.0.1:9/b"},
 	} {
