@@ -168,3 +168,15 @@ func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, k
 func (s *Service) EmitMarker(ctx context.Context, q store.Querier, platformID uuid.UUID, marker string) error {
 	return s.emit(ctx, q, platformID.String(), s.env, EventUserCreated, EventData{Object: EventObject{Type: "user", ID: marker}})
 }
+
+// SwitchEndpointSignature gives an endpoint a new key of the kind asked (ed25519 when
+// asymmetric, else a v1 secret), the old one signing beside it for a day: what an update
+// with "signature" does.
+func (s *Service) SwitchEndpointSignature(ctx context.Context, platformID uuid.UUID, endpointID string, asymmetric bool) (WebhookEndpoint, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+		return s.rekeyEndpoint(ctx, q, platformID, id, asymmetric)
+	})
+}
+
+// WebhookSecretAAD is the associated data of an endpoint's sealed signing key.
+var WebhookSecretAAD = seal.WebhookSecretAAD

@@ -27,7 +27,7 @@ const DefaultWebhookTolerance = webhook.DefaultTolerance
 // receiver's outcomes, not the service's, and a receiver tells them apart (a stale
 // delivery from a forged one, a misconfigured secret from both).
 var (
-	// ErrWebhookSecret: the secret is not "whsec_" and base64 of 24 to 64 bytes.
+	// ErrWebhookSecret: the secret is not "whsec_" and base64 of 24 to 64 bytes, nor a whpk_ key.
 	ErrWebhookSecret = webhook.ErrInvalidSecret
 	// ErrWebhookMissingHeader: webhook-id, webhook-timestamp or webhook-signature is absent.
 	ErrWebhookMissingHeader = webhook.ErrMissingHeader
@@ -44,7 +44,8 @@ var (
 )
 
 // VerifyWebhook checks a webhook delivery against the endpoint's secret (the whsec_ text
-// shown when the endpoint was created or its secret rotated): its three headers are
+// shown when it was created or rotated; for "signature": "ed25519", its whpk_ public_key,
+// checking v1a signatures), in the same way: its three headers are
 // present (in any case; an http.Header passes as it is), its timestamp is within
 // tolerance of now either way (DefaultWebhookTolerance when tolerance is not positive),
 // and one of its signatures is the body's. Verify the body as received, before decoding
@@ -89,7 +90,7 @@ const (
 )
 
 // WebhookEndpoint is an endpoint as the API shows it. Secret is shown when the endpoint is
-// created and when its secret is rotated, never again.
+// created and when its secret is rotated, never again; an ed25519 endpoint has PublicKey.
 type WebhookEndpoint struct {
 	ID             uuid.UUID      `json:"id"`
 	URL            string         `json:"url"`
@@ -99,6 +100,8 @@ type WebhookEndpoint struct {
 	DisabledReason *string        `json:"disabled_reason"`
 	CreatedAt      time.Time      `json:"created_at"`
 	Secret         string         `json:"secret,omitempty"`
+	Signature      string         `json:"signature,omitempty"`  // "ed25519", or left out: v1
+	PublicKey      string         `json:"public_key,omitempty"` // whpk_, of an ed25519 endpoint
 }
 
 // NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
@@ -107,6 +110,7 @@ type NewWebhookEndpoint struct {
 	URL         string   `json:"url"`
 	Events      []string `json:"events,omitempty"`
 	Description *string  `json:"description,omitempty"`
+	Signature   string   `json:"signature,omitempty"` // "v1" (HMAC, the default) or "ed25519" (v1a)
 }
 
 func (NewWebhookEndpoint) requestSchema() string { return "webhooks_create" }
@@ -135,7 +139,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 	if _, err := s.validateValue(v, in.requestSchema(), nil, nil, in); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	secret := webhook.NewSecret()
+	secret := webhook.NewKey(in.Signature == "ed25519")
 	id := s.newID().String()
 	all := len(in.Events) == 0 || slices.Contains(in.Events, AllEvents)
 	var e WebhookEndpoint
@@ -151,7 +155,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
 			AllEvents: boolInt(all), SecretSealed: s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
-			CreatedAt: formatTime(s.Now()),
+			PublicKey: webhook.PublicText(secret), CreatedAt: formatTime(s.Now()),
 		})
 		if err != nil {
 			return err
@@ -169,7 +173,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		if e, err = endpointFromRow(row, subs); err != nil {
 			return err
 		}
-		e.Secret = secret.Text()
+		e.Secret = webhook.SecretText(secret)
 		return nil
 	})
 	return e, err
@@ -250,22 +254,33 @@ func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 	})
 }
 
-// RotateWebhookSecret gives an endpoint of the platform a new secret, which the answer
-// shows once. For 24 hours deliveries are signed with both, so that receivers can move to
-// the new one without missing a delivery.
+// RotateWebhookSecret gives an endpoint of the platform a new secret (or ed25519 key, whose
+// public_key the answer shows), shown once. For 24 hours deliveries are signed with both,
+// so that receivers can move to the new one without missing a delivery.
 //
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
 	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
-		secret := webhook.NewSecret()
-		row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
-			PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
-			SecretSealed:  s.keys.Seal([]byte(secret.Text()), seal.WebhookSecretAAD(id)),
-			ID:            id, PlatformID: platformID.String(),
-		})
-		return row, secret.Text(), err
+		e, err := q.GetDeliveryEndpoint(ctx, id)
+		if err != nil {
+			return e, "", err
+		}
+		return s.rekeyEndpoint(ctx, q, platformID, id, e.PublicKey != nil)
 	})
+}
+
+// rekeyEndpoint gives an endpoint a new key, ed25519 when asymmetric, else a v1 secret
+// (switching kinds when it had the other), the old key signing beside it for
+// secretOverlap; it returns the row and the secret to show (none for ed25519).
+func (s *Service) rekeyEndpoint(ctx context.Context, q store.Querier, platformID uuid.UUID, id string, asymmetric bool) (queries.WebhookEndpoint, string, error) {
+	key := webhook.NewKey(asymmetric)
+	row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
+		PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
+		SecretSealed:  s.keys.Seal([]byte(key.Text()), seal.WebhookSecretAAD(id)),
+		PublicKey:     webhook.PublicText(key), ID: id, PlatformID: platformID.String(),
+	})
+	return row, webhook.SecretText(key), err
 }
 
 // changeEndpoint runs change on an endpoint of the platform and returns the endpoint as
@@ -311,10 +326,14 @@ func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscripti
 			}
 		}
 	}
-	return WebhookEndpoint{
+	e := WebhookEndpoint{
 		ID: uuid.MustParse(r.ID), URL: r.Url, Description: r.Description, Events: events,
 		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
-	}, err
+	}
+	if r.PublicKey != nil {
+		e.Signature, e.PublicKey = "ed25519", *r.PublicKey
+	}
+	return e, err
 }
 
 func boolInt(b bool) int64 {

@@ -408,6 +408,24 @@ func (e CreateWebhookEndpointJSONBodyEvents) Valid() bool {
 	}
 }
 
+// Defines values for CreateWebhookEndpointJSONBodySignature.
+const (
+	Ed25519 CreateWebhookEndpointJSONBodySignature = "ed25519"
+	V1      CreateWebhookEndpointJSONBodySignature = "v1"
+)
+
+// Valid indicates whether the value is a known member of the CreateWebhookEndpointJSONBodySignature enum.
+func (e CreateWebhookEndpointJSONBodySignature) Valid() bool {
+	switch e {
+	case Ed25519:
+		return true
+	case V1:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EventBankAccountAddedJSONBodyDataObjectType.
 const (
 	EventBankAccountAddedJSONBodyDataObjectTypeBankAccount EventBankAccountAddedJSONBodyDataObjectType = "bank_account"
@@ -1270,7 +1288,9 @@ type WebhookEndpoint struct {
 	DisabledReason *string                 `json:"disabled_reason"`
 	Events         []WebhookEndpointEvents `json:"events"`
 	Id             openapi_types.UUID      `json:"id"`
+	PublicKey      *string                 `json:"public_key,omitempty"`
 	Secret         *string                 `json:"secret,omitempty"`
+	Signature      *string                 `json:"signature,omitempty"`
 	Status         WebhookEndpointStatus   `json:"status"`
 	Url            string                  `json:"url"`
 }
@@ -1562,9 +1582,10 @@ type ListUsersJSONBodyRowsPerPage int64
 
 // CreateWebhookEndpointJSONBody defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointJSONBody struct {
-	Description *string                                `json:"description,omitempty"`
-	Events      *[]CreateWebhookEndpointJSONBodyEvents `json:"events,omitempty"`
-	Url         string                                 `json:"url"`
+	Description *string                                 `json:"description,omitempty"`
+	Events      *[]CreateWebhookEndpointJSONBodyEvents  `json:"events,omitempty"`
+	Signature   *CreateWebhookEndpointJSONBodySignature `json:"signature,omitempty"`
+	Url         string                                  `json:"url"`
 }
 
 // CreateWebhookEndpointParams defines parameters for CreateWebhookEndpoint.
@@ -1578,6 +1599,9 @@ type CreateWebhookEndpointParams struct {
 
 // CreateWebhookEndpointJSONBodyEvents defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointJSONBodyEvents string
+
+// CreateWebhookEndpointJSONBodySignature defines parameters for CreateWebhookEndpoint.
+type CreateWebhookEndpointJSONBodySignature string
 
 // CreateWebhookEndpoint422JSONResponseBody defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpoint422JSONResponseBody struct {
@@ -1659,7 +1683,7 @@ type EventBankAccountAddedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1696,7 +1720,7 @@ type EventCardAddedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1733,7 +1757,7 @@ type EventCardDeletedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1774,7 +1798,7 @@ type EventExchangeRateUpdatedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1811,7 +1835,7 @@ type EventPayeeCreatedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1849,7 +1873,7 @@ type EventPayeeUpdatedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1887,7 +1911,7 @@ type EventPayeeAddressAddedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1925,7 +1949,7 @@ type EventPayeeBankAddedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1962,7 +1986,7 @@ type EventPayeeBankDeletedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -1999,7 +2023,7 @@ type EventPayeeRulesUpdatedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2035,7 +2059,7 @@ type EventUserCreatedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2072,7 +2096,7 @@ type EventUserVerificationFailedParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 
@@ -2108,7 +2132,7 @@ type EventUserVerificationSucceededParams struct {
 	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
 	WebhookTimestamp string `json:"webhook-timestamp"`
 
-	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
 	WebhookSignature string `json:"webhook-signature"`
 }
 

@@ -61,8 +61,9 @@ func webhookParameters() map[string]any {
 			"name": "webhook-signature", "in": "header", "required": true,
 			"description": "Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + \".\" + webhook-timestamp + \".\" + the body as received)). " +
 				"One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). " +
+				"An endpoint created with `\"signature\": \"ed25519\"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. " +
 				"Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.",
-			"schema":  map[string]any{"type": "string", "pattern": "^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$"},
+			"schema":  map[string]any{"type": "string", "pattern": "^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$"},
 			"example": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
 		},
 	}

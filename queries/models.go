@@ -250,6 +250,7 @@ type WebhookEndpoint struct {
 	FailingSince         *string
 	CreatedAt            string
 	DeletedAt            *string
+	PublicKey            *string
 }
 
 type WebhookSubscription struct {

@@ -1,8 +1,8 @@
 -- Webhook endpoints, their deliveries and the attempts at them.
 
 -- name: CreateWebhookEndpoint :one
-INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, created_at)
-VALUES (?, ?, ?, ?, ?, 'enabled', ?, ?)
+INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, public_key, created_at)
+VALUES (?, ?, ?, ?, ?, 'enabled', ?, ?, ?)
 RETURNING *;
 
 -- name: AddWebhookSubscription :exec
@@ -34,7 +34,7 @@ RETURNING *;
 -- name: RotateWebhookSecret :one
 UPDATE webhook_endpoints
 SET previous_secret_sealed = secret_sealed, previous_until = sqlc.arg(previous_until),
-    secret_sealed = sqlc.arg(secret_sealed)
+    secret_sealed = sqlc.arg(secret_sealed), public_key = sqlc.narg(public_key)
 WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
 RETURNING *;
 

@@ -110,9 +110,9 @@ func (q *Queries) CreateAttempt(ctx context.Context, arg CreateAttemptParams) er
 
 const createWebhookEndpoint = `-- name: CreateWebhookEndpoint :one
 
-INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, created_at)
-VALUES (?, ?, ?, ?, ?, 'enabled', ?, ?)
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, public_key, created_at)
+VALUES (?, ?, ?, ?, ?, 'enabled', ?, ?, ?)
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type CreateWebhookEndpointParams struct {
@@ -122,6 +122,7 @@ type CreateWebhookEndpointParams struct {
 	Description  *string
 	AllEvents    int64
 	SecretSealed string
+	PublicKey    *string
 	CreatedAt    string
 }
 
@@ -134,6 +135,7 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEn
 		arg.Description,
 		arg.AllEvents,
 		arg.SecretSealed,
+		arg.PublicKey,
 		arg.CreatedAt,
 	)
 	var i WebhookEndpoint
@@ -151,6 +153,7 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -192,7 +195,7 @@ func (q *Queries) DisableWebhookEndpoint(ctx context.Context, arg DisableWebhook
 const enableWebhookEndpoint = `-- name: EnableWebhookEndpoint :one
 UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL
 WHERE id = ? AND platform_id = ? AND deleted_at IS NULL
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type EnableWebhookEndpointParams struct {
@@ -217,6 +220,7 @@ func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -238,7 +242,7 @@ func (q *Queries) ExtendClaim(ctx context.Context, arg ExtendClaimParams) error 
 }
 
 const getDeliveryEndpoint = `-- name: GetDeliveryEndpoint :one
-SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints WHERE id = ?
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints WHERE id = ?
 `
 
 func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
@@ -258,6 +262,7 @@ func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -309,7 +314,7 @@ func (q *Queries) LastWebhookEndpointID(ctx context.Context) (string, error) {
 }
 
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
-SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints
 WHERE platform_id = ? AND deleted_at IS NULL
 ORDER BY created_at, id
 `
@@ -337,6 +342,7 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, platformID string) (
 			&i.FailingSince,
 			&i.CreatedAt,
 			&i.DeletedAt,
+			&i.PublicKey,
 		); err != nil {
 			return nil, err
 		}
@@ -543,14 +549,15 @@ func (q *Queries) ResendToEndpoint(ctx context.Context, arg ResendToEndpointPara
 const rotateWebhookSecret = `-- name: RotateWebhookSecret :one
 UPDATE webhook_endpoints
 SET previous_secret_sealed = secret_sealed, previous_until = ?1,
-    secret_sealed = ?2
-WHERE id = ?3 AND platform_id = ?4 AND deleted_at IS NULL
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+    secret_sealed = ?2, public_key = ?3
+WHERE id = ?4 AND platform_id = ?5 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type RotateWebhookSecretParams struct {
 	PreviousUntil *string
 	SecretSealed  string
+	PublicKey     *string
 	ID            string
 	PlatformID    string
 }
@@ -559,6 +566,7 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 	row := q.queryRow(ctx, q.rotateWebhookSecretStmt, rotateWebhookSecret,
 		arg.PreviousUntil,
 		arg.SecretSealed,
+		arg.PublicKey,
 		arg.ID,
 		arg.PlatformID,
 	)
@@ -577,6 +585,7 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }

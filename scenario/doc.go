@@ -158,21 +158,32 @@
 // A script receives the server's webhook deliveries itself, on a receiver of its own on
 // the loopback address, and checks them. The receiver verifies each delivery (its
 // webhook-id, webhook-timestamp and webhook-signature headers, Standard Webhooks) under
-// every webhook secret the script has seen: a "secret" member starting with whsec_, at
-// the top level or in "data", of any answer to call or of the JSON an administration
-// command prints. Secrets are kept once seen, so while a rotated secret is still live a
+// every webhook secret the script has seen: a "secret" member starting with whsec_ (or a
+// "public_key" member starting with whpk_, of an endpoint signing ed25519 v1a), at the top
+// level or in "data", of any answer to call or of the JSON an administration command
+// prints. Secrets are kept once seen, so while a rotated secret is still live a
 // delivery signed under either verifies.
 //
 // The endpoints themselves are set up with paymentsd's commands (the table's, as the
 // administration commands are, done on the database):
 //
-//	webhook add -platform ID -url URL [-events a,b] [-description TEXT]
+//	webhook add -platform ID -url URL [-events a,b] [-description TEXT] [-signature v1|ed25519]
 //
 // Registers URL as an endpoint of the platform, for the event types -events lists
 // (separated by commas; every type, "*", unless given), prints the endpoint with its
-// secret, which the script then knows, and sets $WEBHOOK_ID and $WEBHOOK_SECRET. The URL
+// secret, which the script then knows, and sets $WEBHOOK_ID and $WEBHOOK_SECRET (with
+// -signature ed25519: the endpoint's public_key, which verifies its v1a signatures). The URL
 // and the types are checked as the API checks them: a URL the server refuses (ftp://x)
 // or an unknown type fails with the API's message.
+//
+//	webhook trigger -platform ID TYPE
+//
+// Makes a real event of TYPE on the sandbox platform by making the change that emits it
+// (a new user "Trigger Test", and the card, payee, payee bank, ... the type needs), as
+// paymentsd webhook trigger does; prints what it made and sets $TRIGGER_USER_ID and
+// $TRIGGER_OBJECT_ID (the event's data.object.id). A production or unknown platform fails;
+// the service-wide types (exchange_rate.updated, payee_rules.updated) and an unknown type
+// are usage errors.
 //
 //	webhook list -platform ID
 //

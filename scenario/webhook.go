@@ -79,7 +79,8 @@ func newWebhooks() *webhooks {
 
 // learnSecrets adds to the secrets the script knows the webhook secret body holds, if
 // any: a JSON object with a member "secret", at its top level or in its "data" object,
-// whose value is a whsec_ secret. An API answer or a command's printed JSON is given
+// whose value is a whsec_ secret, or a member "public_key" whose value is an ed25519
+// endpoint's whpk_ key. An API answer or a command's printed JSON is given
 // here, so that the endpoint's secret, and the new one when it is rotated, are known
 // once seen. Old secrets are kept: while a rotated secret is live, deliveries are signed
 // under both. A body that holds none changes nothing.
@@ -101,19 +102,20 @@ func (w *webhooks) learn(body []byte) {
 		return
 	}
 	var doc struct {
-		Secret any `json:"secret"`
-		Data   any `json:"data"`
+		Secret    any `json:"secret"`
+		PublicKey any `json:"public_key"`
+		Data      any `json:"data"`
 	}
 	if json.Unmarshal(body, &doc) != nil {
 		return
 	}
-	found := []any{doc.Secret}
+	found := []any{doc.Secret, doc.PublicKey}
 	if data, ok := doc.Data.(map[string]any); ok {
-		found = append(found, data["secret"])
+		found = append(found, data["secret"], data["public_key"])
 	}
 	for _, v := range found {
 		text, ok := v.(string)
-		if !ok || !strings.HasPrefix(text, "whsec_") {
+		if !ok || !strings.HasPrefix(text, "whsec_") && !strings.HasPrefix(text, "whpk_") {
 			continue
 		}
 		secret, err := webhook.ParseSecret(text)

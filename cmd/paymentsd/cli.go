@@ -43,13 +43,13 @@ func programCommands() []*command.Command {
 		case c.Name == "keys status":
 			cmds = append(cmds, keysGenerateCommand, c, keysRotateCommand, backupCommand)
 		case i == lastWebhook:
-			cmds = append(cmds, c, webhookListenCommand)
+			cmds = append(cmds, c, webhookListenCommand, webhookProbeCommand)
 		default:
 			cmds = append(cmds, c)
 		}
 	}
 	if lastWebhook < 0 {
-		cmds = append(cmds, webhookListenCommand)
+		cmds = append(cmds, webhookListenCommand, webhookProbeCommand)
 	}
 	return append(cmds, benchCommand, testCommand, openAPICommand, versionCommand)
 }

@@ -28,9 +28,10 @@ const maxDeliveryBytes = 1 << 20
 var webhookListenCommand = &command.Command{
 	Name:    "webhook listen",
 	Summary: "Receive webhook deliveries on a local address, verify each and print it.",
-	Usage:   "-secret whsec_… [-addr 127.0.0.1:8090] [-tolerance 5m]",
+	Usage:   "-secret whsec_…|whpk_… [-addr 127.0.0.1:8090] [-tolerance 5m]",
 	Details: `Every request is a delivery: its webhook-id, webhook-timestamp and webhook-signature
-headers are checked against the endpoint's secret (payments.VerifyWebhook). A delivery that
+headers are checked against the endpoint's secret (payments.VerifyWebhook), or, for an
+endpoint signing ed25519, its public_key (whpk_…), which checks v1a signatures. A delivery that
 verifies is answered 204 and printed on stdout as one line of JSON, {"id", "timestamp",
 "event"}; one that does not is answered 401, and why is printed on stderr. The first line
 on stderr gives the address listened on, so -addr 127.0.0.1:0 picks a free port.
@@ -41,7 +42,7 @@ SIGINT or SIGTERM stops it.`,
 func runWebhookListen(ctx context.Context, x *command.Invocation, args []string) error {
 	fs := x.FlagSet()
 	addr := fs.String("addr", "127.0.0.1:8090", "listen on the TCP address `ADDR` (port 0 picks a free port)")
-	secret := fs.String("secret", "", "verify deliveries with the endpoint's `SECRET` (whsec_…)")
+	secret := fs.String("secret", "", "verify deliveries with the endpoint's `SECRET` (whsec_…), or its public key (whpk_…)")
 	tolerance := fs.Duration("tolerance", payments.DefaultWebhookTolerance, "accept a webhook-timestamp at most `DURATION` from this clock")
 	if err := x.Parse(fs, args); err != nil {
 		return err
@@ -50,7 +51,7 @@ func runWebhookListen(ctx context.Context, x *command.Invocation, args []string)
 		return err
 	}
 	if *secret == "" {
-		return command.Usagef("-secret is required: the endpoint's whsec_ secret")
+		return command.Usagef("-secret is required: the endpoint's whsec_ secret or whpk_ public key")
 	}
 	if _, err := webhook.ParseSecret(*secret); err != nil {
 		return command.Usagef("-secret: %v", err)

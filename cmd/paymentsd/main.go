@@ -19,10 +19,12 @@
 //	paymentsd keys status     [-db F]
 //	paymentsd keys rotate     [-db F] -new-key-file FILE [-batch 100] [-rate 1000]
 //	paymentsd backup          [-db F] FILE
-//	paymentsd webhook add     [-db F] -platform ID -url URL [-events a,b] [-description TEXT]
+//	paymentsd webhook add     [-db F] -platform ID -url URL [-events a,b] [-description TEXT] [-signature v1|ed25519]
 //	paymentsd webhook list    [-db F] -platform ID
 //	paymentsd webhook remove  [-db F] -platform ID ENDPOINT_ID
-//	paymentsd webhook listen  -secret whsec_… [-addr 127.0.0.1:8090] [-tolerance 5m]
+//	paymentsd webhook trigger [-db F] -platform ID TYPE
+//	paymentsd webhook probe   -secret whsec_…|whsk_… [-webhook-allow-cidr CIDR]... [-timeout 15s] [-json] URL
+//	paymentsd webhook listen  -secret whsec_…|whpk_… [-addr 127.0.0.1:8090] [-tolerance 5m]
 //	paymentsd call [-url URL] (-platform ID -secret S [-timestamp T] | -api-key K -api-secret S) [-header 'Name: value']... METHOD TARGET [BODY]
 //	paymentsd test [-v] [-run REGEXP] FILE.txtar...
 //	paymentsd bench -url URL -platform ID -secret S [-op OP] [-c 50] [-d 10s] [-baseline]

@@ -52,7 +52,7 @@ const (
 )
 
 // Export is a scenario variable a command sets: Var, from the member Member of the JSON
-// object the command prints.
+// object the command prints (or the first present of Member's names separated by "|").
 type Export struct {
 	Var, Member string
 }
@@ -70,6 +70,7 @@ var Table = []*Command{
 	webhookAdd,
 	webhookList,
 	webhookRemove,
+	webhookTrigger,
 	Call,
 }
 
@@ -221,7 +222,13 @@ func (x *Invocation) Exports() (map[string]string, error) {
 	}
 	vars := map[string]string{}
 	for _, e := range x.Command.Sets {
-		v, ok := members[e.Member].(string)
+		var v string
+		ok := false
+		for name := range strings.SplitSeq(e.Member, "|") {
+			if v, ok = members[name].(string); ok {
+				break
+			}
+		}
 		if !ok {
 			return nil, fmt.Errorf("%s printed no %q to set $%s from", x.Command.Name, e.Member, e.Var)
 		}

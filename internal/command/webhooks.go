@@ -14,14 +14,16 @@ import (
 var webhookAdd = &Command{
 	Name:    "webhook add",
 	Summary: "Register a URL of a platform to receive its events and print the endpoint, with its signing secret, as JSON.",
-	Usage:   "-platform ID -url URL [-events a,b] [-description TEXT]",
+	Usage:   "-platform ID -url URL [-events a,b] [-description TEXT] [-signature v1|ed25519]",
 	Details: `The secret (whsec_…) is shown only once: the receiver verifies every delivery with it
-(paymentsd webhook listen -secret, payments.VerifyWebhook). Without -events the endpoint
+(paymentsd webhook listen -secret, payments.VerifyWebhook). With -signature ed25519 the
+deliveries are signed v1a with a private key the service keeps, and the endpoint shows its
+public_key (whpk_…) instead, which verifies them the same ways. Without -events the endpoint
 receives every type, those added later included (its events are ["*"]). The types are
 ` + strings.Join(payments.EventTypes(), ", ") + `.
 The URL and the types are checked as the API checks Create Webhook Endpoint's body.`,
 	Uses: UsesDatabase,
-	Sets: []Export{{"WEBHOOK_ID", "id"}, {"WEBHOOK_SECRET", "secret"}},
+	Sets: []Export{{"WEBHOOK_ID", "id"}, {"WEBHOOK_SECRET", "secret|public_key"}},
 	Run:  runWebhookAdd,
 }
 
@@ -31,6 +33,7 @@ func runWebhookAdd(ctx context.Context, x *Invocation, args []string) error {
 	url := fs.String("url", "", "the `URL` deliveries are posted to (required)")
 	events := fs.String("events", "", "the event `TYPES` to receive, separated by commas (default: every type, *)")
 	description := fs.String("description", "", "a `TEXT` describing the endpoint")
+	signature := fs.String("signature", "", "the signature `KIND`: v1 (HMAC-SHA256, the default) or ed25519 (v1a)")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +46,7 @@ func runWebhookAdd(ctx context.Context, x *Invocation, args []string) error {
 	if err := NoArgs(fs); err != nil {
 		return err
 	}
-	in := payments.NewWebhookEndpoint{URL: *url}
+	in := payments.NewWebhookEndpoint{URL: *url, Signature: *signature}
 	if IsSet(fs, "events") {
 		for _, t := range strings.Split(*events, ",") {
 			in.Events = append(in.Events, strings.TrimSpace(t))

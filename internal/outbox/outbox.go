@@ -8,6 +8,8 @@ package outbox
 import (
 	"cmp"
 	"context"
+	"database/sql"
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -366,3 +368,19 @@ func (o *Outbox) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 // with deliveries, so that a dispatcher in this process can send them at once instead of
 // at its next poll.
 func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.wake }
+
+// PlatformEnvironment returns the environment a platform was created in ("sandbox" or
+// "production"), so that what only a sandbox may receive (paymentsd webhook trigger's
+// made-up changes) is refused to a production platform; found is false for an unknown
+// platform.
+func (o *Outbox) PlatformEnvironment(ctx context.Context, platformID string) (env string, found bool, err error) {
+	err = o.query(ctx, func(q store.Querier) error {
+		p, err := q.GetPlatform(ctx, platformID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		env, found = p.Environment, err == nil
+		return err
+	})
+	return env, found, err
+}

@@ -57,8 +57,9 @@ func FuzzVerify(f *testing.F) {
 }
 
 // FuzzParseSecret: ParseSecret of any text never panics; it refuses with ErrInvalidSecret
-// and a message that shows none of the text, or accepts a whsec_ secret of 24 to 64 bytes
-// that Text writes back as it was given (surrounding white space aside).
+// and a message that shows none of the text, or accepts a whsec_ secret of 24 to 64 bytes,
+// a whsk_ key of 32 (or 64) bytes or a whpk_ key of 32 bytes, which Text writes back as
+// it was given (surrounding white space aside; a 64-byte whsk_ key as its 32-byte seed).
 func FuzzParseSecret(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		s, err := webhook.ParseSecret(text)
@@ -67,17 +68,27 @@ func FuzzParseSecret(f *testing.F) {
 				t.Fatalf("ParseSecret(%q): %v", text, err)
 			}
 			// A fragment long enough not to be one of the message's own words.
-			body := strings.TrimPrefix(strings.TrimSpace(text), "whsec_")
+			body := strings.TrimSpace(text)
+			for _, p := range []string{"whsec_", "whsk_", "whpk_"} {
+				body = strings.TrimPrefix(body, p)
+			}
 			if len(body) >= 12 && strings.Contains(err.Error(), body[:12]) {
 				t.Fatalf("ParseSecret(%q)'s error %q shows the text", text, err)
 			}
 			return
 		}
-		if s.Text() != strings.TrimSpace(text) {
+		prefix, _, _ := strings.Cut(s.Text(), "_")
+		key, derr := base64.StdEncoding.DecodeString(strings.TrimPrefix(s.Text(), prefix+"_"))
+		full, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(strings.TrimSpace(text), prefix+"_"))
+		switch {
+		case prefix == "whsk" && len(full) == 64 && derr == nil && len(key) == 32:
+			if !strings.HasPrefix(strings.TrimSpace(text), "whsk_") || string(full[:32]) != string(key) {
+				t.Fatalf("ParseSecret(%q).Text() = %q", text, s.Text())
+			}
+		case s.Text() != strings.TrimSpace(text):
 			t.Fatalf("ParseSecret(%q).Text() = %q", text, s.Text())
-		}
-		key, derr := base64.StdEncoding.DecodeString(strings.TrimPrefix(s.Text(), "whsec_"))
-		if derr != nil || len(key) < webhook.MinSecretSize || len(key) > webhook.MaxSecretSize {
+		case prefix == "whsec" && (derr != nil || len(key) < webhook.MinSecretSize || len(key) > webhook.MaxSecretSize),
+			prefix != "whsec" && (derr != nil || len(key) != 32):
 			t.Fatalf("ParseSecret(%q) accepted a key of %d bytes (%v)", text, len(key), derr)
 		}
 	})
@@ -173,6 +184,36 @@ func FuzzParseSchedule(f *testing.F) {
 		}
 		if _, ok := s.Delay(len(s)+1, 0, nil); ok {
 			t.Fatalf("%v is not exhausted after %d failures", s, len(s)+1)
+		}
+	})
+}
+
+// FuzzVerifyV1a: Verify under an ed25519 public key of any headers and body never panics,
+// fails with one of its errors, and accepts only a canonical timestamp within tolerance
+// with, among the signatures, the v1a signature Sign writes under the private key. The
+// seeds include a vector of testdata/v1a_vectors.json and a rotation.
+func FuzzVerifyV1a(f *testing.F) {
+	private := mustParse(f, "whsk_j1nSxOIeP9MIZP4xSqvRx5hFasnWRsoN8wr+e4q7ggI=")
+	public, _ := private.PublicKey()
+	const vectorTime = 1674087231
+	f.Fuzz(func(t *testing.T, id, ts, sigs string, body []byte) {
+		header := map[string][]string{"webhook-id": {id}, "webhook-timestamp": {ts}, "webhook-signature": {sigs}}
+		err := webhook.Verify(public, header, body, 5*time.Minute, time.Unix(vectorTime, 0))
+		if err != nil {
+			for _, known := range []error{webhook.ErrMissingHeader, webhook.ErrInvalidHeader, webhook.ErrTimestampTooOld, webhook.ErrTimestampTooNew, webhook.ErrNoMatchingSignature} {
+				if errors.Is(err, known) {
+					return
+				}
+			}
+			t.Fatalf("Verify: an error of no kind: %v", err)
+		}
+		sec, perr := strconv.ParseInt(ts, 10, 64)
+		if perr != nil || strconv.FormatInt(sec, 10) != ts || sec < vectorTime-300 || sec > vectorTime+300 {
+			t.Fatalf("Verify passed with the timestamp %q", ts)
+		}
+		want := webhook.Sign(id, time.Unix(sec, 0), body, private)
+		if !strings.Contains(" "+sigs+" ", " "+want+" ") {
+			t.Fatalf("Verify passed signatures %q without Sign's %q", sigs, want)
 		}
 	})
 }

@@ -242,7 +242,10 @@ func TestSecret(t *testing.T) {
 		bad := map[string]string{
 			"empty":        "",
 			"no prefix":    "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-			"other prefix": "whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			"other prefix": "whxx_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			"whsk_ 24 B":   "whsk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			"whpk_ 24 B":   "whpk_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+			"whpk_ 64 B":   "whpk_" + strings.Repeat("A", 88),
 			"prefix case":  "WHSEC_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 			"prefix only":  "whsec_",
 			"not base64":   "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLa!w",
@@ -260,7 +263,11 @@ func TestSecret(t *testing.T) {
 				t.Errorf("%s: ParseSecret = %v, want ErrInvalidSecret", name, err)
 				continue
 			}
-			if body := strings.TrimPrefix(strings.TrimSpace(text), "whsec_"); len(body) > 3 && strings.Contains(err.Error(), body[:4]) {
+			body := strings.TrimSpace(text)
+			for _, p := range []string{"whsec_", "whsk_", "whpk_"} {
+				body = strings.TrimPrefix(body, p)
+			}
+			if len(body) > 3 && strings.Contains(err.Error(), body[:4]) {
 				t.Errorf("%s: ParseSecret's error %q shows the text", name, err)
 			}
 		}

@@ -1,4 +1,4 @@
--- 0007 (PostgreSQL): a placeholder for the migration number reserved for another item of
--- issue 32, so that this branch's 0009 applies in sequence; the merge replaces it with
--- that item's migration (or drops it and renumbers). It changes nothing.
+-- 0007: a placeholder, so that this branch's migrations run in sequence. Issue 32 reserved
+-- 0007 for another change made in parallel; at the merge that change's 0007 replaces this
+-- file, which does nothing.
 SELECT 1;

@@ -106,9 +106,9 @@ func (q *Queries) CreateAttempt(ctx context.Context, arg CreateAttemptParams) er
 
 const createWebhookEndpoint = `-- name: CreateWebhookEndpoint :one
 
-INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, created_at)
-VALUES ($1, $2, $3, $4, $5, 'enabled', $6, $7)
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+INSERT INTO webhook_endpoints (id, platform_id, url, description, all_events, status, secret_sealed, public_key, created_at)
+VALUES ($1, $2, $3, $4, $5, 'enabled', $6, $7, $8)
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type CreateWebhookEndpointParams struct {
@@ -118,6 +118,7 @@ type CreateWebhookEndpointParams struct {
 	Description  *string
 	AllEvents    int64
 	SecretSealed string
+	PublicKey    *string
 	CreatedAt    string
 }
 
@@ -132,6 +133,7 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEn
 		arg.Description,
 		arg.AllEvents,
 		arg.SecretSealed,
+		arg.PublicKey,
 		arg.CreatedAt,
 	)
 	var i WebhookEndpoint
@@ -149,6 +151,7 @@ func (q *Queries) CreateWebhookEndpoint(ctx context.Context, arg CreateWebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -190,7 +193,7 @@ func (q *Queries) DisableWebhookEndpoint(ctx context.Context, arg DisableWebhook
 const enableWebhookEndpoint = `-- name: EnableWebhookEndpoint :one
 UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, failing_since = NULL
 WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type EnableWebhookEndpointParams struct {
@@ -215,6 +218,7 @@ func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -236,7 +240,7 @@ func (q *Queries) ExtendClaim(ctx context.Context, arg ExtendClaimParams) error 
 }
 
 const getDeliveryEndpoint = `-- name: GetDeliveryEndpoint :one
-SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints WHERE id = $1
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints WHERE id = $1
 `
 
 func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
@@ -256,6 +260,7 @@ func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEn
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
@@ -307,7 +312,7 @@ func (q *Queries) LastWebhookEndpointID(ctx context.Context) (string, error) {
 }
 
 const listWebhookEndpoints = `-- name: ListWebhookEndpoints :many
-SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at FROM webhook_endpoints
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints
 WHERE platform_id = $1 AND deleted_at IS NULL
 ORDER BY created_at, id
 `
@@ -335,6 +340,7 @@ func (q *Queries) ListWebhookEndpoints(ctx context.Context, platformID string) (
 			&i.FailingSince,
 			&i.CreatedAt,
 			&i.DeletedAt,
+			&i.PublicKey,
 		); err != nil {
 			return nil, err
 		}
@@ -535,14 +541,15 @@ func (q *Queries) ResendToEndpoint(ctx context.Context, arg ResendToEndpointPara
 const rotateWebhookSecret = `-- name: RotateWebhookSecret :one
 UPDATE webhook_endpoints
 SET previous_secret_sealed = secret_sealed, previous_until = $1,
-    secret_sealed = $2
-WHERE id = $3 AND platform_id = $4 AND deleted_at IS NULL
-RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at
+    secret_sealed = $2, public_key = $3
+WHERE id = $4 AND platform_id = $5 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
 `
 
 type RotateWebhookSecretParams struct {
 	PreviousUntil *string
 	SecretSealed  string
+	PublicKey     *string
 	ID            string
 	PlatformID    string
 }
@@ -551,6 +558,7 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 	row := q.db.QueryRow(ctx, rotateWebhookSecret,
 		arg.PreviousUntil,
 		arg.SecretSealed,
+		arg.PublicKey,
 		arg.ID,
 		arg.PlatformID,
 	)
@@ -569,6 +577,7 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 		&i.FailingSince,
 		&i.CreatedAt,
 		&i.DeletedAt,
+		&i.PublicKey,
 	)
 	return i, err
 }
