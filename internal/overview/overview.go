@@ -1,0 +1,304 @@
+// Package overview is the console's reads that the API has no operation for: the
+// platforms, a search of a platform's users, what a user holds beside its profile, the
+// events about a user and an endpoint's recent attempts. It only reads, through the
+// service's own reads (outbox.Outbox.Read) and the engines' sqlc queries, and returns
+// nothing sealed: no secret and no account number, whole or in part.
+package overview
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/seal"
+	"github.com/platform-payments/payments/internal/store"
+	"github.com/platform-payments/payments/internal/stored"
+	"github.com/platform-payments/payments/queries"
+)
+
+// Reader reads a service's store for the console.
+type Reader struct {
+	read func(ctx context.Context, fn func(q store.Querier) error) error
+	ring *seal.Keyring
+}
+
+// New returns the reader of the service whose outbox is o and whose data keys are ring
+// (which open a bank account's number, to show its last four digits as the API does).
+func New(o *outbox.Outbox, ring *seal.Keyring) *Reader { return &Reader{read: o.Read, ring: ring} }
+
+// Platform is a platform as the console lists it: never its secret.
+type Platform struct {
+	ID          string
+	Name        string
+	Environment string
+	Users       int64
+	CreatedAt   time.Time
+}
+
+// Platforms returns a page of the platforms, oldest first: at most limit after the first
+// offset.
+func (r *Reader) Platforms(ctx context.Context, offset, limit int) ([]Platform, error) {
+	var rows []queries.ListPlatformsPageRow
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		rows, err = q.ListPlatformsPage(ctx, queries.ListPlatformsPageParams{PageSize: int64(limit), PageOffset: int64(offset)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Platform, 0, len(rows))
+	for _, p := range rows {
+		at, err := stored.ParseTime(p.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Platform{ID: p.ID, Name: p.Name, Environment: p.Environment, Users: p.UserCount, CreatedAt: at})
+	}
+	return out, nil
+}
+
+// UserMatch is a user a search found.
+type UserMatch struct {
+	PwID       int64
+	ID         string
+	Name       string
+	Email      *string
+	VerifiedAt *time.Time
+	CreatedAt  time.Time
+}
+
+// SearchUsers returns at most limit users of the platform after pw_id after whose email is
+// term (in any case) or whose name contains it (in any case), by pw_id.
+func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after int64, limit int) ([]UserMatch, error) {
+	lower := strings.ToLower(term)
+	pattern := "%" + escapeLike(lower) + "%"
+	var rows []queries.User
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		rows, err = q.SearchUsersPage(ctx, queries.SearchUsersPageParams{PlatformID: platformID, AfterPwID: after,
+			EmailKey: &lower, NamePattern: pattern, PageSize: int64(limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UserMatch, 0, len(rows))
+	for _, u := range rows {
+		at, err := stored.ParseTime(u.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		verified, err := stored.ParseNullTime(u.VerifiedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, UserMatch{PwID: u.PwID, ID: u.ID, Name: u.Name, Email: u.Email, VerifiedAt: verified, CreatedAt: at})
+	}
+	return out, nil
+}
+
+// escapeLike drops the characters LIKE reads as wildcards (% and _) from s, so that a
+// search for them matches them literally nowhere rather than everything (neither engine
+// shares an ESCAPE default).
+func escapeLike(s string) string {
+	return strings.NewReplacer("%", "", "_", "").Replace(s)
+}
+
+// Holdings is what a user holds beside the profile Get User shows. A bank account's number
+// is its last four digits, as Get Bank Account shows it; a payee bank carries none.
+type Holdings struct {
+	Verified     *time.Time
+	Wallet       queries.Wallet
+	Settings     queries.UserSetting
+	BankAccounts []BankAccount
+	Cards        []queries.Card
+	Payees       []queries.Payee
+	PayeeBanks   []queries.ListUserPayeeBanksRow
+}
+
+// BankAccount is a user's linked bank account, its number masked as the API masks it.
+type BankAccount struct {
+	ID                 string
+	BankName           string
+	NickName           *string
+	HolderName         string
+	Last4              string
+	RoutingNumber      string
+	AccountType        string
+	VerificationStatus string
+	IsDefault          bool
+	CreatedAt          time.Time
+}
+
+// bankAccount returns the row as the console shows it: of the number, its last four digits.
+func (r *Reader) bankAccount(a queries.BankAccount) (BankAccount, error) {
+	number, err := r.ring.Open(a.AccountNumberSealed, seal.BankAccountNumberAAD(a.ID))
+	if err != nil {
+		return BankAccount{}, fmt.Errorf("overview: number of bank account %s: %w", a.ID, err)
+	}
+	at, err := stored.ParseTime(a.CreatedAt)
+	if err != nil {
+		return BankAccount{}, err
+	}
+	return BankAccount{ID: a.ID, BankName: a.BankName, NickName: a.NickName, HolderName: a.AccountHolderName,
+		Last4: string(number[max(0, len(number)-4):]), RoutingNumber: a.RoutingNumber, AccountType: a.AccountType,
+		VerificationStatus: a.VerificationStatus, IsDefault: a.IsDefault == 1, CreatedAt: at}, nil
+}
+
+// UserHoldings returns what the user userID holds; sql.ErrNoRows when there is no such
+// user of the platform.
+func (r *Reader) UserHoldings(ctx context.Context, platformID, userID string) (Holdings, error) {
+	var h Holdings
+	err := r.read(ctx, func(q store.Querier) error {
+		u, err := q.GetPlatformUser(ctx, queries.GetPlatformUserParams{ID: userID, PlatformID: platformID})
+		if err != nil {
+			return err
+		}
+		if h.Verified, err = stored.ParseNullTime(u.VerifiedAt); err != nil {
+			return err
+		}
+		if h.Wallet, err = q.GetUserWallet(ctx, userID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if h.Settings, err = q.GetUserSettings(ctx, userID); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		accounts, err := q.ListUserBankAccounts(ctx, userID)
+		if err != nil {
+			return err
+		}
+		h.BankAccounts = h.BankAccounts[:0] // fn may run again
+		for _, a := range accounts {
+			b, err := r.bankAccount(a)
+			if err != nil {
+				return err
+			}
+			h.BankAccounts = append(h.BankAccounts, b)
+		}
+		if h.Cards, err = q.ListUserCards(ctx, userID); err != nil {
+			return err
+		}
+		if h.Payees, err = q.ListUserPayees(ctx, userID); err != nil {
+			return err
+		}
+		h.PayeeBanks, err = q.ListUserPayeeBanks(ctx, userID)
+		return err
+	})
+	return h, err
+}
+
+// EventRef is an event as a list of them names it.
+type EventRef struct {
+	ID   string
+	Type string
+	At   time.Time
+}
+
+// UserEvents returns the platform's latest events (at most limit) whose payload names the
+// user, newest first.
+func (r *Reader) UserEvents(ctx context.Context, platformID, userID string, limit int) ([]EventRef, error) {
+	var rows []queries.Event
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		rows, err = q.ListUserEvents(ctx, queries.ListUserEventsParams{PlatformID: platformID,
+			Pattern: "%" + escapeLike(userID) + "%", PageSize: int64(limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]EventRef, 0, len(rows))
+	for _, e := range rows {
+		at, err := stored.ParseTime(e.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, EventRef{ID: e.ID, Type: e.Type, At: at})
+	}
+	return out, nil
+}
+
+// Platform returns the platform id names; sql.ErrNoRows when there is none.
+func (r *Reader) Platform(ctx context.Context, id string) (Platform, error) {
+	var p queries.Platform
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		p, err = q.GetPlatform(ctx, id)
+		return err
+	})
+	if err != nil {
+		return Platform{}, err
+	}
+	at, err := stored.ParseTime(p.CreatedAt)
+	return Platform{ID: p.ID, Name: p.Name, Environment: p.Environment, Users: p.UserCount, CreatedAt: at}, err
+}
+
+// Health is what the store tells of an endpoint's deliveries.
+type Health struct {
+	// FailingSince is when its deliveries began failing; nil while they succeed.
+	FailingSince *time.Time
+	// LastSuccess is the last time a delivery to it succeeded; nil for never (or pruned).
+	LastSuccess *time.Time
+	// Pending is how many deliveries to it wait to be sent or retried.
+	Pending int64
+	// Attempts are its attempts since the time asked for, oldest first.
+	Attempts []Attempt
+}
+
+// Attempt is one attempt at a delivery: its time and its outcome.
+type Attempt struct {
+	At         time.Time
+	StatusCode *int64
+	Error      *string
+}
+
+// OK reports whether the attempt succeeded (a 2xx answer).
+func (a Attempt) OK() bool { return a.StatusCode != nil && *a.StatusCode >= 200 && *a.StatusCode < 300 }
+
+// MaxAttempts is the most attempts EndpointHealth returns.
+const MaxAttempts = 20000
+
+// EndpointHealth returns the health of the platform's endpoint, with its attempts since
+// since (at most MaxAttempts).
+func (r *Reader) EndpointHealth(ctx context.Context, platformID, endpointID string, since time.Time) (Health, error) {
+	var (
+		h        Health
+		failing  *string
+		last     []*string
+		attempts []queries.ListEndpointAttemptsSinceRow
+	)
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		if failing, err = q.GetEndpointFailingSince(ctx, queries.GetEndpointFailingSinceParams{ID: endpointID, PlatformID: platformID}); err != nil {
+			return err
+		}
+		if h.Pending, err = q.CountEndpointPending(ctx, endpointID); err != nil {
+			return err
+		}
+		if last, err = q.LastEndpointSuccess(ctx, endpointID); err != nil {
+			return err
+		}
+		attempts, err = q.ListEndpointAttemptsSince(ctx, queries.ListEndpointAttemptsSinceParams{EndpointID: endpointID,
+			Since: stored.Time(since), MaxRows: MaxAttempts})
+		return err
+	})
+	if err != nil {
+		return h, err
+	}
+	if h.FailingSince, err = stored.ParseNullTime(failing); err != nil {
+		return h, err
+	}
+	if len(last) > 0 {
+		if h.LastSuccess, err = stored.ParseNullTime(last[0]); err != nil {
+			return h, err
+		}
+	}
+	for _, a := range attempts {
+		at, err := stored.ParseTime(a.AttemptedAt)
+		if err != nil {
+			return h, err
+		}
+		h.Attempts = append(h.Attempts, Attempt{At: at, StatusCode: a.StatusCode, Error: a.Error})
+	}
+	return h, nil
+}

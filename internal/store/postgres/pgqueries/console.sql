@@ -1,0 +1,65 @@
+-- The console's reads (package console, through internal/overview): what the API has no
+-- operation for, read-only.
+
+-- name: ListPlatformsPage :many
+SELECT id, name, environment, user_count, created_at FROM platforms
+ORDER BY created_at, id
+LIMIT sqlc.arg(page_size)::bigint OFFSET sqlc.arg(page_offset)::bigint;
+
+-- name: SearchUsersPage :many
+-- A platform's users whose email is email_key (lowercased) or whose lowercased name
+-- matches name_pattern, by pw_id after after_pw_id.
+SELECT * FROM users
+WHERE platform_id = sqlc.arg(platform_id) AND pw_id > sqlc.arg(after_pw_id)
+  AND (email_key = sqlc.arg(email_key) OR lower(name) LIKE sqlc.arg(name_pattern))
+ORDER BY pw_id
+LIMIT sqlc.arg(page_size)::bigint;
+
+-- name: GetUserWallet :one
+SELECT * FROM wallets WHERE user_id = $1;
+
+-- name: GetUserSettings :one
+SELECT * FROM user_settings WHERE user_id = $1;
+
+-- name: ListUserBankAccounts :many
+SELECT * FROM bank_accounts WHERE user_id = $1 ORDER BY created_at, id;
+
+-- name: ListUserCards :many
+SELECT * FROM cards WHERE user_id = $1 ORDER BY created_at, id;
+
+-- name: ListUserPayees :many
+SELECT * FROM payees WHERE user_id = $1 ORDER BY created_at, id;
+
+-- name: ListUserPayeeBanks :many
+SELECT id, payee_id, country, bank_acc_type, bank_nick_name, identifier_type, created_at, deleted_at
+FROM payee_banks WHERE user_id = $1 ORDER BY created_at, id;
+
+-- name: ListUserEvents :many
+-- The platform's latest events whose payload names pattern (a user's id), newest first.
+SELECT * FROM events
+WHERE platform_id = sqlc.arg(platform_id) AND payload LIKE sqlc.arg(pattern)
+ORDER BY id DESC
+LIMIT sqlc.arg(page_size)::bigint;
+
+-- name: GetEndpointFailingSince :one
+SELECT failing_since FROM webhook_endpoints WHERE id = $1 AND platform_id = $2;
+
+-- name: CountEndpointPending :one
+SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'pending';
+
+-- name: LastEndpointSuccess :many
+SELECT succeeded_at FROM webhook_deliveries
+WHERE endpoint_id = $1 AND succeeded_at IS NOT NULL
+ORDER BY succeeded_at DESC
+LIMIT 1;
+
+-- name: ListEndpointAttemptsSince :many
+-- The endpoint's attempts (webhook_attempts and the deliveries' successes) at or after
+-- since, oldest first, at most max_rows.
+SELECT a.attempted_at, a.status_code, a.error FROM webhook_attempts a
+WHERE a.endpoint_id = sqlc.arg(endpoint_id) AND a.attempted_at >= sqlc.arg(since)
+UNION ALL
+SELECT d.succeeded_at, d.success_status, NULL::text FROM webhook_deliveries d
+WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.succeeded_at >= sqlc.arg(since)
+ORDER BY 1
+LIMIT sqlc.arg(max_rows)::bigint;
