@@ -66,13 +66,16 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 	must(err)
 	pid := f.platform.PlatformID
 
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		_, _ = io.WriteString(w, "received, thanks")
-	}))
-	t.Cleanup(receiver.Close)
-	f.endpoint, err = svc.CreateWebhookEndpoint(ctx, pid, payments.NewWebhookEndpoint{URL: receiver.URL + "/hooks"})
-	must(err)
+	// A production endpoint must be https: the sandbox's has one, on loopback.
+	if env == payments.Sandbox {
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			_, _ = io.WriteString(w, "received, thanks")
+		}))
+		t.Cleanup(receiver.Close)
+		f.endpoint, err = svc.CreateWebhookEndpoint(ctx, pid, payments.NewWebhookEndpoint{URL: receiver.URL + "/hooks"})
+		must(err)
+	}
 
 	f.user, err = svc.CreateUser(ctx, pid, payments.NewUser{Name: "Ada Lovelace", Email: &f.email})
 	must(err)
@@ -93,7 +96,10 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 	_, err = svc.AddPayeeAddress(ctx, uid, payee.PayeeID.String(), payments.NewPayeeAddress{Name: "Bob", AddressLine1: "1 High Street",
 		City: "London", State: "LDN", Zipcode: "SW1A1AA", Country: "GB"})
 	must(err)
-	f.secrets = []string{f.platform.Secret, f.apiKey.APISecret, f.endpoint.Secret, accountNumber, payeeBankNumber}
+	f.secrets = []string{f.platform.Secret, f.apiKey.APISecret, accountNumber, payeeBankNumber}
+	if f.endpoint.Secret != "" {
+		f.secrets = append(f.secrets, f.endpoint.Secret)
+	}
 
 	page, err := svc.ListEvents(ctx, pid, payments.EventQuery{Type: "user.created"})
 	must(err)
@@ -101,6 +107,13 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 		t.Fatal("no user.created event")
 	}
 	f.eventID = page.Events[0].ID.String()
+
+	c := console.New(svc, console.Options{Token: token})
+	f.srv = httptest.NewServer(httpserver.NewWithOptions(svc, nil, httpserver.Options{Console: c}))
+	t.Cleanup(f.srv.Close)
+	if env != payments.Sandbox {
+		return f
+	}
 
 	// The dispatcher delivers the events; wait (on a loaded machine, as long as it takes)
 	// until the user's event has its first attempt.
@@ -115,10 +128,6 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 		}
 	})
 	f.waitAttempts(t, 1)
-
-	c := console.New(svc, console.Options{Token: token})
-	f.srv = httptest.NewServer(httpserver.NewWithOptions(svc, nil, httpserver.Options{Console: c}))
-	t.Cleanup(f.srv.Close)
 	return f
 }
 
@@ -444,4 +453,170 @@ func TestCrawl(t *testing.T) {
 		t.Errorf("the event's page lacks its id or the receiver's answer:\n%s", body)
 	}
 	t.Logf("crawled %d pages", len(seen))
+}
+
+func TestActions(t *testing.T) {
+	f := newFixture(t, payments.Sandbox)
+	c := f.client(t)
+	csrf := f.login(t, c)
+	ctx := context.Background()
+	pid := f.platform.PlatformID.String()
+	p := "/console/platforms/" + pid
+
+	t.Run("Resend", func(t *testing.T) {
+		res := f.post(t, c, p+"/events/"+f.eventID+"/resend", url.Values{"csrf": {csrf}})
+		want := p + "/events/" + f.eventID + "?done=resent"
+		if res.status != http.StatusSeeOther || res.header.Get("Location") != want {
+			t.Fatalf("resend: %d to %q, want 303 to %q\n%s", res.status, res.header.Get("Location"), want, res.body)
+		}
+		f.waitAttempts(t, 2)
+		page := f.get(t, c, want)
+		if n := strings.Count(page.body, `<tr class="attempt">`); n != 2 || !strings.Contains(page.body, "delivered again") {
+			t.Errorf("the event's page after a resend shows %d attempts", n)
+		}
+		// To one endpoint, named in the form.
+		res = f.post(t, c, p+"/events/"+f.eventID+"/resend", url.Values{"csrf": {csrf}, "endpoint_id": {f.endpoint.ID.String()}})
+		if res.status != http.StatusSeeOther {
+			t.Errorf("resend to one endpoint: %d\n%s", res.status, res.body)
+		}
+		f.waitAttempts(t, 3)
+	})
+	t.Run("ResendErrors", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, path string
+			form       url.Values
+			status     int
+		}{
+			{"UnknownEvent", p + "/events/" + "01a00000-0000-7000-8000-000000000000" + "/resend", url.Values{}, http.StatusNotFound},
+			{"MalformedEvent", p + "/events/nope/resend", url.Values{}, http.StatusUnprocessableEntity},
+			{"UnknownEndpoint", p + "/events/" + f.eventID + "/resend", url.Values{"endpoint_id": {"01a00000-0000-7000-8000-000000000000"}}, http.StatusNotFound},
+			{"MalformedEndpoint", p + "/events/" + f.eventID + "/resend", url.Values{"endpoint_id": {"x"}}, http.StatusUnprocessableEntity},
+			{"UnknownPlatform", "/console/platforms/01a00000-0000-7000-8000-000000000000/events/" + f.eventID + "/resend", url.Values{}, http.StatusNotFound},
+			{"MalformedPlatform", "/console/platforms/nope/events/" + f.eventID + "/resend", url.Values{}, http.StatusNotFound},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tc.form.Set("csrf", csrf)
+				if res := f.post(t, c, tc.path, tc.form); res.status != tc.status {
+					t.Errorf("%d, want %d\n%s", res.status, tc.status, res.body)
+				}
+			})
+		}
+	})
+	t.Run("Enable", func(t *testing.T) {
+		res := f.post(t, c, p+"/endpoints/"+f.endpoint.ID.String()+"/enable", url.Values{"csrf": {csrf}})
+		if res.status != http.StatusSeeOther || !strings.HasSuffix(res.header.Get("Location"), "?done=enabled") {
+			t.Errorf("enable: %d to %q", res.status, res.header.Get("Location"))
+		}
+		if res := f.post(t, c, p+"/endpoints/01a00000-0000-7000-8000-000000000000/enable", url.Values{"csrf": {csrf}}); res.status != http.StatusNotFound {
+			t.Errorf("enable an unknown endpoint: %d", res.status)
+		}
+	})
+	t.Run("Verification", func(t *testing.T) {
+		user := p + "/users/" + f.user.UserID.String()
+		res := f.post(t, c, user+"/fail-verification", url.Values{"csrf": {csrf}, "reason": {"document_unreadable"}})
+		if res.status != http.StatusSeeOther || res.header.Get("Location") != user+"?done=failed" {
+			t.Fatalf("fail verification: %d to %q\n%s", res.status, res.header.Get("Location"), res.body)
+		}
+		res = f.post(t, c, user+"/fail-verification", url.Values{"csrf": {csrf}, "reason": {""}})
+		if res.status != http.StatusUnprocessableEntity {
+			t.Errorf("fail verification without a reason: %d, want 422", res.status)
+		}
+		res = f.post(t, c, user+"/verify", url.Values{"csrf": {csrf}})
+		if res.status != http.StatusSeeOther || res.header.Get("Location") != user+"?done=verified" {
+			t.Fatalf("verify: %d to %q", res.status, res.header.Get("Location"))
+		}
+		page := f.get(t, c, user+"?done=verified")
+		if strings.Contains(page.body, "<dd>no</dd>") || !strings.Contains(page.body, "verification succeeded") {
+			t.Errorf("the user's page after verifying:\n%s", page.body)
+		}
+		events, err := f.svc.ListEvents(ctx, f.platform.PlatformID, payments.EventQuery{Type: "user.verification.succeeded"})
+		if err != nil || len(events.Events) != 1 {
+			t.Errorf("user.verification.succeeded events: %d, %v", len(events.Events), err)
+		}
+		// Another platform's user is no user of this one.
+		other, err := f.svc.CreatePlatform(ctx, "Other", payments.Sandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = f.post(t, c, "/console/platforms/"+other.PlatformID.String()+"/users/"+f.user.UserID.String()+"/verify", url.Values{"csrf": {csrf}})
+		if res.status != http.StatusNotFound {
+			t.Errorf("verify through another platform: %d, want 404", res.status)
+		}
+	})
+}
+
+func TestVerificationSandboxOnly(t *testing.T) {
+	f := newFixture(t, payments.Production)
+	c := f.client(t)
+	csrf := f.login(t, c)
+	user := "/console/platforms/" + f.platform.PlatformID.String() + "/users/" + f.user.UserID.String()
+	if page := f.get(t, c, user); strings.Contains(page.body, "/verify") {
+		t.Errorf("a production user's page offers verification")
+	}
+	for _, a := range []string{"/verify", "/fail-verification"} {
+		if res := f.post(t, c, user+a, url.Values{"csrf": {csrf}, "reason": {"x"}}); res.status != http.StatusForbidden {
+			t.Errorf("POST %s on production: %d, want 403", a, res.status)
+		}
+	}
+}
+
+func TestPageErrors(t *testing.T) {
+	f := newFixture(t, payments.Sandbox)
+	c := f.client(t)
+	f.login(t, c)
+	p := "/console/platforms/" + f.platform.PlatformID.String()
+	unknown := "01a00000-0000-7000-8000-000000000000"
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{
+		{"/console/nowhere", http.StatusNotFound},
+		{"/console/?page=0", http.StatusUnprocessableEntity},
+		{"/console/?page=x", http.StatusUnprocessableEntity},
+		{"/console/platforms/" + unknown + "/users", http.StatusNotFound},
+		{"/console/platforms/nope/events", http.StatusNotFound},
+		{p + "/users?page=-1", http.StatusUnprocessableEntity},
+		{p + "/users?q=ada&after=x", http.StatusUnprocessableEntity},
+		{p + "/users?q=" + strings.Repeat("a", 201), http.StatusUnprocessableEntity},
+		{p + "/users/" + unknown, http.StatusNotFound},
+		{p + "/users/nope", http.StatusNotFound},
+		{p + "/events?since=yesterday", http.StatusUnprocessableEntity},
+		{p + "/events?after=nope", http.StatusUnprocessableEntity},
+		{p + "/events/" + unknown, http.StatusNotFound},
+		{p + "/events/nope", http.StatusUnprocessableEntity},
+		{p + "/endpoints/" + unknown, http.StatusNotFound},
+		{"/console/rates?currency=XX", http.StatusUnprocessableEntity},
+		{"/console/rules?country=ZZ&currency=USD", http.StatusUnprocessableEntity},
+	} {
+		res := f.get(t, c, tc.path)
+		if res.status != tc.status {
+			t.Errorf("GET %s: %d, want %d", tc.path, res.status, tc.status)
+		}
+		checkHeaders(t, tc.path, res.header)
+	}
+}
+
+func TestSearchAndFilters(t *testing.T) {
+	f := newFixture(t, payments.Sandbox)
+	c := f.client(t)
+	f.login(t, c)
+	p := "/console/platforms/" + f.platform.PlatformID.String()
+	for q, found := range map[string]bool{"ada": true, "LOVEL": true, "ADA@EXAMPLE.COM": true, "example.com": false, "%": false, "_": false, "zzz": false} {
+		body := f.get(t, c, p+"/users?q="+url.QueryEscape(q)).body
+		if got := strings.Contains(body, f.user.UserID.String()); got != found {
+			t.Errorf("search %q finds the user: %v, want %v", q, got, found)
+		}
+	}
+	events := f.get(t, c, p+"/events?type=user.created").body
+	if !strings.Contains(events, f.eventID) || strings.Contains(events, "bank_account.") {
+		t.Errorf("events of type user.created:\n%s", events)
+	}
+	future := time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04")
+	if body := f.get(t, c, p+"/events?since="+future).body; strings.Contains(body, f.eventID) {
+		t.Errorf("events since an hour from now show the user's event")
+	}
+	past := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+	if body := f.get(t, c, p+"/events?since="+past).body; !strings.Contains(body, f.eventID) {
+		t.Errorf("events since an hour ago lack the user's event")
+	}
 }

@@ -8,10 +8,10 @@ LIMIT sqlc.arg(page_size) OFFSET sqlc.arg(page_offset);
 
 -- name: SearchUsersPage :many
 -- A platform's users whose email is email_key (lowercased) or whose lowercased name
--- matches name_pattern, by pw_id after after_pw_id.
+-- contains name_part, by pw_id after after_pw_id.
 SELECT * FROM users
 WHERE platform_id = sqlc.arg(platform_id) AND pw_id > sqlc.arg(after_pw_id)
-  AND (email_key = sqlc.arg(email_key) OR lower(name) LIKE sqlc.arg(name_pattern))
+  AND (email_key = sqlc.arg(email_key) OR instr(lower(name), sqlc.arg(name_part)) > 0)
 ORDER BY pw_id
 LIMIT sqlc.arg(page_size);
 
@@ -35,9 +35,9 @@ SELECT id, payee_id, country, bank_acc_type, bank_nick_name, identifier_type, cr
 FROM payee_banks WHERE user_id = ? ORDER BY created_at, id;
 
 -- name: ListUserEvents :many
--- The platform's latest events whose payload names pattern (a user's id), newest first.
+-- The platform's latest events whose payload contains part (a user's id), newest first.
 SELECT * FROM events
-WHERE platform_id = sqlc.arg(platform_id) AND payload LIKE sqlc.arg(pattern)
+WHERE platform_id = sqlc.arg(platform_id) AND instr(payload, sqlc.arg(part)) > 0
 ORDER BY id DESC
 LIMIT sqlc.arg(page_size);
 

@@ -291,20 +291,20 @@ func (q *Queries) ListUserCards(ctx context.Context, userID string) ([]Card, err
 
 const listUserEvents = `-- name: ListUserEvents :many
 SELECT row_id, id, platform_id, type, created_at, payload FROM events
-WHERE platform_id = ?1 AND payload LIKE ?2
+WHERE platform_id = ?1 AND instr(payload, ?2) > 0
 ORDER BY id DESC
 LIMIT ?3
 `
 
 type ListUserEventsParams struct {
 	PlatformID string
-	Pattern    string
+	Part       string
 	PageSize   int64
 }
 
-// The platform's latest events whose payload names pattern (a user's id), newest first.
+// The platform's latest events whose payload contains part (a user's id), newest first.
 func (q *Queries) ListUserEvents(ctx context.Context, arg ListUserEventsParams) ([]Event, error) {
-	rows, err := q.query(ctx, q.listUserEventsStmt, listUserEvents, arg.PlatformID, arg.Pattern, arg.PageSize)
+	rows, err := q.query(ctx, q.listUserEventsStmt, listUserEvents, arg.PlatformID, arg.Part, arg.PageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -420,27 +420,27 @@ func (q *Queries) ListUserPayees(ctx context.Context, userID string) ([]Payee, e
 const searchUsersPage = `-- name: SearchUsersPage :many
 SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
 WHERE platform_id = ?1 AND pw_id > ?2
-  AND (email_key = ?3 OR lower(name) LIKE ?4)
+  AND (email_key = ?3 OR instr(lower(name), ?4) > 0)
 ORDER BY pw_id
 LIMIT ?5
 `
 
 type SearchUsersPageParams struct {
-	PlatformID  string
-	AfterPwID   int64
-	EmailKey    *string
-	NamePattern string
-	PageSize    int64
+	PlatformID string
+	AfterPwID  int64
+	EmailKey   *string
+	NamePart   string
+	PageSize   int64
 }
 
 // A platform's users whose email is email_key (lowercased) or whose lowercased name
-// matches name_pattern, by pw_id after after_pw_id.
+// contains name_part, by pw_id after after_pw_id.
 func (q *Queries) SearchUsersPage(ctx context.Context, arg SearchUsersPageParams) ([]User, error) {
 	rows, err := q.query(ctx, q.searchUsersPageStmt, searchUsersPage,
 		arg.PlatformID,
 		arg.AfterPwID,
 		arg.EmailKey,
-		arg.NamePattern,
+		arg.NamePart,
 		arg.PageSize,
 	)
 	if err != nil {

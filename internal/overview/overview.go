@@ -72,14 +72,13 @@ type UserMatch struct {
 }
 
 // SearchUsers returns at most limit users of the platform after pw_id after whose email is
-// term (in any case) or whose name contains it (in any case), by pw_id.
+// term or whose name contains it (both in any case), by pw_id.
 func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after int64, limit int) ([]UserMatch, error) {
 	lower := strings.ToLower(term)
-	pattern := "%" + escapeLike(lower) + "%"
 	var rows []queries.User
 	err := r.read(ctx, func(q store.Querier) (err error) {
 		rows, err = q.SearchUsersPage(ctx, queries.SearchUsersPageParams{PlatformID: platformID, AfterPwID: after,
-			EmailKey: &lower, NamePattern: pattern, PageSize: int64(limit)})
+			EmailKey: &lower, NamePart: lower, PageSize: int64(limit)})
 		return err
 	})
 	if err != nil {
@@ -98,13 +97,6 @@ func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after
 		out = append(out, UserMatch{PwID: u.PwID, ID: u.ID, Name: u.Name, Email: u.Email, VerifiedAt: verified, CreatedAt: at})
 	}
 	return out, nil
-}
-
-// escapeLike drops the characters LIKE reads as wildcards (% and _) from s, so that a
-// search for them matches them literally nowhere rather than everything (neither engine
-// shares an ESCAPE default).
-func escapeLike(s string) string {
-	return strings.NewReplacer("%", "", "_", "").Replace(s)
 }
 
 // Holdings is what a user holds beside the profile Get User shows. A bank account's number
@@ -203,7 +195,7 @@ func (r *Reader) UserEvents(ctx context.Context, platformID, userID string, limi
 	var rows []queries.Event
 	err := r.read(ctx, func(q store.Querier) (err error) {
 		rows, err = q.ListUserEvents(ctx, queries.ListUserEventsParams{PlatformID: platformID,
-			Pattern: "%" + escapeLike(userID) + "%", PageSize: int64(limit)})
+			Part: userID, PageSize: int64(limit)})
 		return err
 	})
 	if err != nil {

@@ -159,7 +159,7 @@ type Querier interface {
 	ListPlatformsPage(ctx context.Context, arg ListPlatformsPageParams) ([]ListPlatformsPageRow, error)
 	ListUserBankAccounts(ctx context.Context, userID string) ([]BankAccount, error)
 	ListUserCards(ctx context.Context, userID string) ([]Card, error)
-	// The platform's latest events whose payload names pattern (a user's id), newest first.
+	// The platform's latest events whose payload contains part (a user's id), newest first.
 	ListUserEvents(ctx context.Context, arg ListUserEventsParams) ([]Event, error)
 	ListUserPayeeBanks(ctx context.Context, userID string) ([]ListUserPayeeBanksRow, error)
 	ListUserPayees(ctx context.Context, userID string) ([]Payee, error)
@@ -205,7 +205,7 @@ type Querier interface {
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
 	// A platform's users whose email is email_key (lowercased) or whose lowercased name
-	// matches name_pattern, by pw_id after after_pw_id.
+	// contains name_part, by pw_id after after_pw_id.
 	SearchUsersPage(ctx context.Context, arg SearchUsersPageParams) ([]User, error)
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
