@@ -58,7 +58,7 @@ func TestAttemptsChart(t *testing.T) {
 
 func TestCursorAt(t *testing.T) {
 	at := time.Date(2026, 11, 28, 15, 20, 0, 0, time.UTC)
-	cursor := uuid.MustParse(cursorAt(at))
+	cursor := uuid.MustParse(overview.CursorAt(at))
 	if cursor.Version() != 7 || cursor.Variant() != uuid.RFC4122 {
 		t.Fatalf("cursor %s: version %d, variant %v", cursor, cursor.Version(), cursor.Variant())
 	}

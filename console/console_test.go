@@ -601,7 +601,7 @@ func TestSearchAndFilters(t *testing.T) {
 	c := f.client(t)
 	f.login(t, c)
 	p := "/console/platforms/" + f.platform.PlatformID.String()
-	for q, found := range map[string]bool{"ada": true, "LOVEL": true, "ADA@EXAMPLE.COM": true, "example.com": false, "%": false, "_": false, "zzz": false} {
+	for q, found := range map[string]bool{"ada": true, "LOVEL": true, "ADA@EXAMPLE.COM": true, "example.com": false, "Ada Lovelace": true, "ada@example": false, "%": false, "_": false, "zzz": false} {
 		body := f.get(t, c, p+"/users?q="+url.QueryEscape(q)).body
 		if got := strings.Contains(body, f.user.UserID.String()); got != found {
 			t.Errorf("search %q finds the user: %v, want %v", q, got, found)

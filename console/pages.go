@@ -115,16 +115,17 @@ func (c *Console) platform(r *http.Request, v *view) (uuid.UUID, error) {
 	if err != nil {
 		return id, err
 	}
-	v.Platform = &platformRef{ID: p.ID, Name: p.Name}
+	v.Platform = &platformRef{ID: p.ID, Name: p.Name, Users: p.Users}
 	return id, nil
 }
 
 // usersView is a platform's users page.
 type usersView struct {
-	Query string
-	Users []userRow
-	Total int64
-	Pager pager
+	Query    string
+	Users    []userRow
+	Total    int64 // -1 for a search
+	Searched int64 // a search with more to read: it has read up to this pw_id
+	Pager    pager
 }
 
 type userRow struct {
@@ -171,18 +172,17 @@ func (c *Console) usersPage(r *http.Request, v *view) (string, any, error) {
 			return "", nil, badRequest("after must be a user's number.")
 		}
 	}
-	found, err := c.reader.SearchUsers(r.Context(), pid.String(), q, after, usersPerPage+1)
+	found, err := c.reader.SearchUsers(r.Context(), pid.String(), q, after, v.Platform.Users, usersPerPage)
 	if err != nil {
 		return "", nil, err
 	}
-	more := len(found) > usersPerPage
-	found = found[:min(len(found), usersPerPage)]
-	for _, u := range found {
+	for _, u := range found.Users {
 		out.Users = append(out.Users, userRow{PwID: u.PwID, ID: u.ID, Name: u.Name, Email: u.Email, CreatedAt: u.CreatedAt})
 	}
-	out.Total = -1
-	if more {
-		out.Pager.Next = funcs["query"].(func(...string) template.URL)("q", q, "after", strconv.FormatInt(found[len(found)-1].PwID, 10))
+	out.Total, out.Searched = -1, after
+	if found.Next > 0 {
+		out.Searched = found.Next
+		out.Pager.Next = funcs["query"].(func(...string) template.URL)("q", q, "after", strconv.FormatInt(found.Next, 10))
 	}
 	return "users", out, nil
 }
@@ -193,6 +193,10 @@ type userView struct {
 	Holdings overview.Holdings
 	Payees   []payeeRow
 	Events   []overview.EventRef
+	// EventsSince is the events page's since for the user's creation; EventWindow how
+	// many of the platform's latest events Events are among.
+	EventsSince string
+	EventWindow int
 }
 
 type payeeRow struct {
@@ -228,7 +232,7 @@ func (c *Console) userPage(r *http.Request, v *view) (string, any, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	out := userView{User: u}
+	out := userView{User: u, EventsSince: u.CreatedAt.UTC().Format(sinceLayout), EventWindow: overview.EventWindow}
 	if out.Holdings, err = c.reader.UserHoldings(ctx, pid.String(), uid.String()); err != nil {
 		return "", nil, err
 	}
@@ -245,7 +249,7 @@ func (c *Console) userPage(r *http.Request, v *view) (string, any, error) {
 		out.Payees = append(out.Payees, payeeRow{ID: p.ID, Name: p.Name, Email: p.Email, CreatedAt: p.CreatedAt,
 			Banks: banks[p.ID], Addresses: addrs})
 	}
-	if out.Events, err = c.reader.UserEvents(ctx, pid.String(), uid.String(), userEventsShown); err != nil {
+	if out.Events, err = c.reader.UserEvents(ctx, pid.String(), uid.String(), u.CreatedAt, userEventsShown); err != nil {
 		return "", nil, err
 	}
 	v.Title = u.Name
@@ -277,7 +281,7 @@ func (c *Console) eventsPage(r *http.Request, v *view) (string, any, error) {
 		if err != nil {
 			return "", nil, badRequest("since must be a time as 2006-01-02T15:04 (UTC).")
 		}
-		after = cursorAt(since)
+		after = overview.CursorAt(since)
 	}
 	page, err := c.svc.ListEvents(r.Context(), pid, payments.EventQuery{After: after, Type: out.Type, Limit: strconv.Itoa(eventsPerPage)})
 	if err != nil {
@@ -290,20 +294,6 @@ func (c *Console) eventsPage(r *http.Request, v *view) (string, any, error) {
 	}
 	v.Title = "Events of " + v.Platform.Name
 	return "events", out, nil
-}
-
-// cursorAt returns the events list's cursor for a time: the least version-7 UUID of its
-// millisecond, so that every event id made at t or later sorts after it (ids are
-// time-ordered).
-func cursorAt(t time.Time) string {
-	var id uuid.UUID
-	ms := uint64(max(0, t.UnixMilli())) // #nosec G115 -- not negative
-	for i := 0; i < 6; i++ {
-		id[i] = byte(ms >> (40 - 8*i))
-	}
-	id[6] = 0x70 // version 7
-	id[8] = 0x80 // RFC 4122 variant
-	return id.String()
 }
 
 // eventView is an event's page.

@@ -80,8 +80,9 @@ type view struct {
 
 // platformRef names the platform a page is about, for its navigation.
 type platformRef struct {
-	ID   string
-	Name string
+	ID    string
+	Name  string
+	Users int64
 }
 
 // errorPage is the content of an error page.

@@ -177,6 +177,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
 	}
+	if q.getUserByEmailKeyStmt, err = db.PrepareContext(ctx, getUserByEmailKey); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserByEmailKey: %w", err)
+	}
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
 	}
@@ -300,8 +303,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rotateWebhookSecretStmt, err = db.PrepareContext(ctx, rotateWebhookSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query RotateWebhookSecret: %w", err)
 	}
-	if q.searchUsersPageStmt, err = db.PrepareContext(ctx, searchUsersPage); err != nil {
-		return nil, fmt.Errorf("error preparing query SearchUsersPage: %w", err)
+	if q.searchUsersByNameStmt, err = db.PrepareContext(ctx, searchUsersByName); err != nil {
+		return nil, fmt.Errorf("error preparing query SearchUsersByName: %w", err)
 	}
 	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
@@ -605,6 +608,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserStmt: %w", cerr)
 		}
 	}
+	if q.getUserByEmailKeyStmt != nil {
+		if cerr := q.getUserByEmailKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserByEmailKeyStmt: %w", cerr)
+		}
+	}
 	if q.getUserPayeeStmt != nil {
 		if cerr := q.getUserPayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
@@ -810,9 +818,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rotateWebhookSecretStmt: %w", cerr)
 		}
 	}
-	if q.searchUsersPageStmt != nil {
-		if cerr := q.searchUsersPageStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing searchUsersPageStmt: %w", cerr)
+	if q.searchUsersByNameStmt != nil {
+		if cerr := q.searchUsersByNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing searchUsersByNameStmt: %w", cerr)
 		}
 	}
 	if q.setBankAccountNumberStmt != nil {
@@ -975,6 +983,7 @@ type Queries struct {
 	getPlatformUserStmt                 *sql.Stmt
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
+	getUserByEmailKeyStmt               *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
 	getUserSettingsStmt                 *sql.Stmt
 	getUserWalletStmt                   *sql.Stmt
@@ -1016,7 +1025,7 @@ type Queries struct {
 	resendToEndpointStmt                *sql.Stmt
 	retireDataKeyStmt                   *sql.Stmt
 	rotateWebhookSecretStmt             *sql.Stmt
-	searchUsersPageStmt                 *sql.Stmt
+	searchUsersByNameStmt               *sql.Stmt
 	setBankAccountNumberStmt            *sql.Stmt
 	setBlindIndexKeyStmt                *sql.Stmt
 	setIdempotencyOutcomeStmt           *sql.Stmt
@@ -1088,6 +1097,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getPlatformUserStmt:                 q.getPlatformUserStmt,
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
+		getUserByEmailKeyStmt:               q.getUserByEmailKeyStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
 		getUserSettingsStmt:                 q.getUserSettingsStmt,
 		getUserWalletStmt:                   q.getUserWalletStmt,
@@ -1129,7 +1139,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resendToEndpointStmt:                q.resendToEndpointStmt,
 		retireDataKeyStmt:                   q.retireDataKeyStmt,
 		rotateWebhookSecretStmt:             q.rotateWebhookSecretStmt,
-		searchUsersPageStmt:                 q.searchUsersPageStmt,
+		searchUsersByNameStmt:               q.searchUsersByNameStmt,
 		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
 		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
 		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,

@@ -71,32 +71,64 @@ type UserMatch struct {
 	CreatedAt  time.Time
 }
 
-// SearchUsers returns at most limit users of the platform after pw_id after whose email is
-// term or whose name contains it (both in any case), by pw_id.
-func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after int64, limit int) ([]UserMatch, error) {
+// SearchWindow is how many users, by pw_id, one name search reads at most: a search for
+// a rare name reads the platform's users a window at a time, a page each (SearchUsers).
+const SearchWindow = 20_000
+
+// SearchPage is a page of a search: the users found and, when there may be more, the
+// pw_id to search after next (0: none).
+type SearchPage struct {
+	Users []UserMatch
+	Next  int64
+}
+
+// SearchUsers returns a page of at most limit users of the platform (which has total
+// users) after pw_id after: for a term with an @, the user whose email it is (in any case:
+// the indexed email key); for any other, those whose name contains it (in any case), by
+// pw_id, among the next SearchWindow users at most.
+func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after, total int64, limit int) (SearchPage, error) {
 	lower := strings.ToLower(term)
-	var rows []queries.User
+	var (
+		rows  []queries.User
+		page  SearchPage
+		until = after + SearchWindow
+	)
 	err := r.read(ctx, func(q store.Querier) (err error) {
-		rows, err = q.SearchUsersPage(ctx, queries.SearchUsersPageParams{PlatformID: platformID, AfterPwID: after,
-			EmailKey: &lower, NamePart: lower, PageSize: int64(limit)})
+		if strings.Contains(term, "@") {
+			if after > 0 {
+				rows = nil // one user at most: no page after the first
+				return nil
+			}
+			rows, err = q.GetUserByEmailKey(ctx, queries.GetUserByEmailKeyParams{PlatformID: platformID, EmailKey: &lower})
+			return err
+		}
+		rows, err = q.SearchUsersByName(ctx, queries.SearchUsersByNameParams{PlatformID: platformID, AfterPwID: after,
+			UntilPwID: until, NamePart: lower, PageSize: int64(limit) + 1})
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return page, err
 	}
-	out := make([]UserMatch, 0, len(rows))
+	switch {
+	case strings.Contains(term, "@"):
+	case len(rows) > limit:
+		rows = rows[:limit]
+		page.Next = rows[limit-1].PwID
+	case until < total:
+		page.Next = until
+	}
 	for _, u := range rows {
 		at, err := stored.ParseTime(u.CreatedAt)
 		if err != nil {
-			return nil, err
+			return page, err
 		}
 		verified, err := stored.ParseNullTime(u.VerifiedAt)
 		if err != nil {
-			return nil, err
+			return page, err
 		}
-		out = append(out, UserMatch{PwID: u.PwID, ID: u.ID, Name: u.Name, Email: u.Email, VerifiedAt: verified, CreatedAt: at})
+		page.Users = append(page.Users, UserMatch{PwID: u.PwID, ID: u.ID, Name: u.Name, Email: u.Email, VerifiedAt: verified, CreatedAt: at})
 	}
-	return out, nil
+	return page, nil
 }
 
 // Holdings is what a user holds beside the profile Get User shows. A bank account's number
@@ -189,13 +221,17 @@ type EventRef struct {
 	At   time.Time
 }
 
+// EventWindow is how many of a platform's latest events UserEvents reads at most.
+const EventWindow = 5_000
+
 // UserEvents returns the platform's latest events (at most limit) whose payload names the
-// user, newest first.
-func (r *Reader) UserEvents(ctx context.Context, platformID, userID string, limit int) ([]EventRef, error) {
+// user, newest first, among its latest EventWindow events since since (the user's
+// creation: none is about the user before).
+func (r *Reader) UserEvents(ctx context.Context, platformID, userID string, since time.Time, limit int) ([]EventRef, error) {
 	var rows []queries.Event
 	err := r.read(ctx, func(q store.Querier) (err error) {
-		rows, err = q.ListUserEvents(ctx, queries.ListUserEventsParams{PlatformID: platformID,
-			Part: userID, PageSize: int64(limit)})
+		rows, err = q.ListUserEvents(ctx, queries.ListUserEventsParams{PlatformID: platformID, FromID: CursorAt(since),
+			WindowSize: EventWindow, Part: userID, PageSize: int64(limit)})
 		return err
 	})
 	if err != nil {
@@ -293,4 +329,18 @@ func (r *Reader) EndpointHealth(ctx context.Context, platformID, endpointID stri
 		h.Attempts = append(h.Attempts, Attempt{At: at, StatusCode: a.StatusCode, Error: a.Error})
 	}
 	return h, nil
+}
+
+// CursorAt returns the least version-7 UUID of t's millisecond: every event id (they are
+// time-ordered) made at t or later sorts after it, as the events list's cursor and as a
+// lower bound of ids.
+func CursorAt(t time.Time) string {
+	var id [16]byte
+	ms := uint64(max(0, t.UnixMilli())) // #nosec G115 -- not negative
+	for i := 0; i < 6; i++ {
+		id[i] = byte(ms >> (40 - 8*i))
+	}
+	id[6] = 0x70 // version 7
+	id[8] = 0x80 // RFC 4122 variant
+	return fmt.Sprintf("%x-%x-%x-%x-%x", id[0:4], id[4:6], id[6:8], id[8:10], id[10:16])
 }

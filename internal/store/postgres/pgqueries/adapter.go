@@ -278,6 +278,18 @@ func (a Adapter) GetUser(ctx context.Context, id string) (queries.User, error) {
 	return queries.User(r), err
 }
 
+func (a Adapter) GetUserByEmailKey(ctx context.Context, arg queries.GetUserByEmailKeyParams) ([]queries.User, error) {
+	rows, err := a.Q.GetUserByEmailKey(ctx, GetUserByEmailKeyParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.User, len(rows))
+	for i, r := range rows {
+		out[i] = queries.User(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParams) (queries.Payee, error) {
 	r, err := a.Q.GetUserPayee(ctx, GetUserPayeeParams(arg))
 	return queries.Payee(r), err
@@ -584,8 +596,8 @@ func (a Adapter) RotateWebhookSecret(ctx context.Context, arg queries.RotateWebh
 	return queries.WebhookEndpoint(r), err
 }
 
-func (a Adapter) SearchUsersPage(ctx context.Context, arg queries.SearchUsersPageParams) ([]queries.User, error) {
-	rows, err := a.Q.SearchUsersPage(ctx, SearchUsersPageParams(arg))
+func (a Adapter) SearchUsersByName(ctx context.Context, arg queries.SearchUsersByNameParams) ([]queries.User, error) {
+	rows, err := a.Q.SearchUsersByName(ctx, SearchUsersByNameParams(arg))
 	if err != nil {
 		return nil, err
 	}

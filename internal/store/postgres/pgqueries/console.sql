@@ -6,12 +6,17 @@ SELECT id, name, environment, user_count, created_at FROM platforms
 ORDER BY created_at, id
 LIMIT sqlc.arg(page_size)::bigint OFFSET sqlc.arg(page_offset)::bigint;
 
--- name: SearchUsersPage :many
--- A platform's users whose email is email_key (lowercased) or whose lowercased name
--- contains name_part, by pw_id after after_pw_id.
+-- name: GetUserByEmailKey :many
+-- A platform's user whose email is email_key (lowercased): none or one.
 SELECT * FROM users
-WHERE platform_id = sqlc.arg(platform_id) AND pw_id > sqlc.arg(after_pw_id)
-  AND (email_key = sqlc.arg(email_key) OR strpos(lower(name), sqlc.arg(name_part)) > 0)
+WHERE platform_id = sqlc.arg(platform_id) AND email_key = sqlc.arg(email_key);
+
+-- name: SearchUsersByName :many
+-- A platform's users whose lowercased name contains name_part, by pw_id, among those
+-- after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
+SELECT * FROM users
+WHERE platform_id = sqlc.arg(platform_id) AND pw_id > sqlc.arg(after_pw_id) AND pw_id <= sqlc.arg(until_pw_id)
+  AND strpos(lower(name), sqlc.arg(name_part)) > 0
 ORDER BY pw_id
 LIMIT sqlc.arg(page_size)::bigint;
 
@@ -35,10 +40,16 @@ SELECT id, payee_id, country, bank_acc_type, bank_nick_name, identifier_type, cr
 FROM payee_banks WHERE user_id = $1 ORDER BY created_at, id;
 
 -- name: ListUserEvents :many
--- The platform's latest events whose payload contains part (a user's id), newest first.
-SELECT * FROM events
-WHERE platform_id = sqlc.arg(platform_id) AND strpos(payload, sqlc.arg(part)) > 0
-ORDER BY id DESC
+-- The platform's latest events whose payload contains part (a user's id), newest first,
+-- among its latest window events from from_id on: a bounded range of the index.
+SELECT * FROM (
+    SELECT * FROM events
+    WHERE platform_id = sqlc.arg(platform_id) AND id >= sqlc.arg(from_id)
+    ORDER BY id DESC
+    LIMIT sqlc.arg(window_size)::bigint
+) latest
+WHERE strpos(latest.payload, sqlc.arg(part)) > 0
+ORDER BY latest.id DESC
 LIMIT sqlc.arg(page_size)::bigint;
 
 -- name: GetEndpointFailingSince :one

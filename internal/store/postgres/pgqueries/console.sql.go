@@ -36,6 +36,49 @@ func (q *Queries) GetEndpointFailingSince(ctx context.Context, arg GetEndpointFa
 	return failing_since, err
 }
 
+const getUserByEmailKey = `-- name: GetUserByEmailKey :many
+SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
+WHERE platform_id = $1 AND email_key = $2
+`
+
+type GetUserByEmailKeyParams struct {
+	PlatformID string
+	EmailKey   *string
+}
+
+// A platform's user whose email is email_key (lowercased): none or one.
+func (q *Queries) GetUserByEmailKey(ctx context.Context, arg GetUserByEmailKeyParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, getUserByEmailKey, arg.PlatformID, arg.EmailKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []User{}
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.RowID,
+			&i.ID,
+			&i.PlatformID,
+			&i.PwID,
+			&i.Name,
+			&i.Email,
+			&i.EmailKey,
+			&i.PhoneCountryCode,
+			&i.Phone,
+			&i.VerifiedAt,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getUserSettings = `-- name: GetUserSettings :one
 SELECT user_id, currency, timezone, language, notifications_enabled, two_factor_enabled, created_at FROM user_settings WHERE user_id = $1
 `
@@ -275,21 +318,35 @@ func (q *Queries) ListUserCards(ctx context.Context, userID string) ([]Card, err
 }
 
 const listUserEvents = `-- name: ListUserEvents :many
-SELECT row_id, id, platform_id, type, created_at, payload FROM events
-WHERE platform_id = $1 AND strpos(payload, $2) > 0
-ORDER BY id DESC
-LIMIT $3::bigint
+SELECT row_id, id, platform_id, type, created_at, payload FROM (
+    SELECT row_id, id, platform_id, type, created_at, payload FROM events
+    WHERE platform_id = $1 AND id >= $2
+    ORDER BY id DESC
+    LIMIT $3::bigint
+) latest
+WHERE strpos(latest.payload, $4) > 0
+ORDER BY latest.id DESC
+LIMIT $5::bigint
 `
 
 type ListUserEventsParams struct {
 	PlatformID string
+	FromID     string
+	WindowSize int64
 	Part       string
 	PageSize   int64
 }
 
-// The platform's latest events whose payload contains part (a user's id), newest first.
+// The platform's latest events whose payload contains part (a user's id), newest first,
+// among its latest window events from from_id on: a bounded range of the index.
 func (q *Queries) ListUserEvents(ctx context.Context, arg ListUserEventsParams) ([]Event, error) {
-	rows, err := q.db.Query(ctx, listUserEvents, arg.PlatformID, arg.Part, arg.PageSize)
+	rows, err := q.db.Query(ctx, listUserEvents,
+		arg.PlatformID,
+		arg.FromID,
+		arg.WindowSize,
+		arg.Part,
+		arg.PageSize,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -393,29 +450,29 @@ func (q *Queries) ListUserPayees(ctx context.Context, userID string) ([]Payee, e
 	return items, nil
 }
 
-const searchUsersPage = `-- name: SearchUsersPage :many
+const searchUsersByName = `-- name: SearchUsersByName :many
 SELECT row_id, id, platform_id, pw_id, name, email, email_key, phone_country_code, phone, verified_at, created_at FROM users
-WHERE platform_id = $1 AND pw_id > $2
-  AND (email_key = $3 OR strpos(lower(name), $4) > 0)
+WHERE platform_id = $1 AND pw_id > $2 AND pw_id <= $3
+  AND strpos(lower(name), $4) > 0
 ORDER BY pw_id
 LIMIT $5::bigint
 `
 
-type SearchUsersPageParams struct {
+type SearchUsersByNameParams struct {
 	PlatformID string
 	AfterPwID  int64
-	EmailKey   *string
+	UntilPwID  int64
 	NamePart   string
 	PageSize   int64
 }
 
-// A platform's users whose email is email_key (lowercased) or whose lowercased name
-// contains name_part, by pw_id after after_pw_id.
-func (q *Queries) SearchUsersPage(ctx context.Context, arg SearchUsersPageParams) ([]User, error) {
-	rows, err := q.db.Query(ctx, searchUsersPage,
+// A platform's users whose lowercased name contains name_part, by pw_id, among those
+// after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
+func (q *Queries) SearchUsersByName(ctx context.Context, arg SearchUsersByNameParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, searchUsersByName,
 		arg.PlatformID,
 		arg.AfterPwID,
-		arg.EmailKey,
+		arg.UntilPwID,
 		arg.NamePart,
 		arg.PageSize,
 	)

@@ -118,6 +118,8 @@ type Querier interface {
 	GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error)
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
+	// A platform's user whose email is email_key (lowercased): none or one.
+	GetUserByEmailKey(ctx context.Context, arg GetUserByEmailKeyParams) ([]User, error)
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
 	GetUserSettings(ctx context.Context, userID string) (UserSetting, error)
 	GetUserWallet(ctx context.Context, userID string) (Wallet, error)
@@ -159,7 +161,8 @@ type Querier interface {
 	ListPlatformsPage(ctx context.Context, arg ListPlatformsPageParams) ([]ListPlatformsPageRow, error)
 	ListUserBankAccounts(ctx context.Context, userID string) ([]BankAccount, error)
 	ListUserCards(ctx context.Context, userID string) ([]Card, error)
-	// The platform's latest events whose payload contains part (a user's id), newest first.
+	// The platform's latest events whose payload contains part (a user's id), newest first,
+	// among its latest window events from from_id on: a bounded range of the index.
 	ListUserEvents(ctx context.Context, arg ListUserEventsParams) ([]Event, error)
 	ListUserPayeeBanks(ctx context.Context, userID string) ([]ListUserPayeeBanksRow, error)
 	ListUserPayees(ctx context.Context, userID string) ([]Payee, error)
@@ -204,9 +207,9 @@ type Querier interface {
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
-	// A platform's users whose email is email_key (lowercased) or whose lowercased name
-	// contains name_part, by pw_id after after_pw_id.
-	SearchUsersPage(ctx context.Context, arg SearchUsersPageParams) ([]User, error)
+	// A platform's users whose lowercased name contains name_part, by pw_id, among those
+	// after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
+	SearchUsersByName(ctx context.Context, arg SearchUsersByNameParams) ([]User, error)
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error
