@@ -620,3 +620,20 @@ func TestSearchAndFilters(t *testing.T) {
 		t.Errorf("events since an hour ago lack the user's event")
 	}
 }
+
+// Under TLS the session cookie is Secure.
+func TestLoginTLS(t *testing.T) {
+	f := newFixture(t, payments.Production)
+	srv := httptest.NewTLSServer(console.New(f.svc, console.Options{Token: token}))
+	defer srv.Close()
+	c := srv.Client()
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	res, err := c.Get(srv.URL + "/console/login?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if cookie := res.Header.Get("Set-Cookie"); res.StatusCode != http.StatusSeeOther || !strings.Contains(cookie, "; Secure") {
+		t.Errorf("login under TLS: %d, cookie %q", res.StatusCode, cookie)
+	}
+}

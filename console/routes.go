@@ -24,7 +24,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET /console/login", c.loginPage)
 	mux.HandleFunc("POST /console/logout", c.action(func(w http.ResponseWriter, r *http.Request, id string) {
 		c.logout(id)
-		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true,
+		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: Prefix, MaxAge: -1, HttpOnly: true, // #nosec G124 -- Secure under TLS (a console on plain HTTP, loopback, would get no cookie back)
 			SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 		c.log.InfoContext(r.Context(), "console logout")
 		http.Redirect(w, r, "/console/login", http.StatusSeeOther)
@@ -181,7 +181,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := c.login()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: Prefix, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: Prefix, HttpOnly: true, // #nosec G124 -- Secure under TLS (a console on plain HTTP, loopback, would get no cookie back)
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(SessionTTL / time.Second)})
 	c.log.InfoContext(r.Context(), "console login", "client", clientAddr(r))
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)

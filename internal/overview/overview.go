@@ -338,7 +338,7 @@ func CursorAt(t time.Time) string {
 	var id [16]byte
 	ms := uint64(max(0, t.UnixMilli())) // #nosec G115 -- not negative
 	for i := 0; i < 6; i++ {
-		id[i] = byte(ms >> (40 - 8*i))
+		id[i] = byte(ms >> (40 - 8*i)) // #nosec G115 -- one byte of ms, truncation meant
 	}
 	id[6] = 0x70 // version 7
 	id[8] = 0x80 // RFC 4122 variant
