@@ -593,6 +593,12 @@ func TestPageErrors(t *testing.T) {
 			t.Errorf("GET %s: %d, want %d", tc.path, res.status, tc.status)
 		}
 		checkHeaders(t, tc.path, res.header)
+		if m := regexp.MustCompile(`<p class="error">([^<]*)`).FindStringSubmatch(res.body); m != nil {
+			t.Logf("GET %s: %d %s", tc.path, res.status, m[1])
+		}
+		if strings.Contains(res.body, "payments: ") || !strings.Contains(res.body, `<p class="error">`) {
+			t.Errorf("GET %s: the error page does not say what went wrong in the library's words:\n%s", tc.path, res.body)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package console
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -139,13 +140,13 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v view, err error
 	case errors.As(err, &ep):
 		status, msg = ep.status, ep.message
 	case code == payments.CodeNotFound:
-		status, msg = http.StatusNotFound, err.Error()
+		status, msg = http.StatusNotFound, errorMessage(err)
 	case code == payments.CodeInvalid:
-		status, msg = http.StatusUnprocessableEntity, err.Error()
+		status, msg = http.StatusUnprocessableEntity, errorMessage(err)
 	case code == payments.CodeConflict:
-		status, msg = http.StatusConflict, err.Error()
+		status, msg = http.StatusConflict, errorMessage(err)
 	case code == payments.CodeForbidden:
-		status, msg = http.StatusForbidden, err.Error()
+		status, msg = http.StatusForbidden, errorMessage(err)
 	case code == payments.CodeUnavailable:
 		status, msg = http.StatusServiceUnavailable, "The database cannot be reached for now: try again later."
 	default:
@@ -153,6 +154,27 @@ func (c *Console) fail(w http.ResponseWriter, r *http.Request, v view, err error
 	}
 	v.Title = http.StatusText(status)
 	c.render(w, r, status, "error", v, errorPage{Message: msg})
+}
+
+// errorMessage is what a page says of a library error: its message, or each field's
+// failure as the API's 422 lists them.
+func errorMessage(err error) string {
+	var e *payments.Error
+	if !errors.As(err, &e) {
+		return err.Error()
+	}
+	if len(e.Fields) == 0 {
+		return e.Message
+	}
+	parts := make([]string, 0, len(e.Fields))
+	for _, f := range e.Fields {
+		loc := make([]string, 0, len(f.Loc))
+		for _, l := range f.Loc {
+			loc = append(loc, fmt.Sprint(l))
+		}
+		parts = append(parts, strings.Join(loc, ".")+": "+f.Msg)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // toLogin sends a request without a session to the login page.

@@ -24,11 +24,15 @@ import (
 type Reader struct {
 	read func(ctx context.Context, fn func(q store.Querier) error) error
 	ring *seal.Keyring
+	// searchWindow and eventWindow are SearchWindow and EventWindow (tests make them small).
+	searchWindow, eventWindow int64
 }
 
 // New returns the reader of the service whose outbox is o and whose data keys are ring
 // (which open a bank account's number, to show its last four digits as the API does).
-func New(o *outbox.Outbox, ring *seal.Keyring) *Reader { return &Reader{read: o.Read, ring: ring} }
+func New(o *outbox.Outbox, ring *seal.Keyring) *Reader {
+	return &Reader{read: o.Read, ring: ring, searchWindow: SearchWindow, eventWindow: EventWindow}
+}
 
 // Platform is a platform as the console lists it: never its secret.
 type Platform struct {
@@ -91,7 +95,7 @@ func (r *Reader) SearchUsers(ctx context.Context, platformID, term string, after
 	var (
 		rows  []queries.User
 		page  SearchPage
-		until = after + SearchWindow
+		until = after + r.searchWindow
 	)
 	err := r.read(ctx, func(q store.Querier) (err error) {
 		if strings.Contains(term, "@") {
@@ -231,7 +235,7 @@ func (r *Reader) UserEvents(ctx context.Context, platformID, userID string, sinc
 	var rows []queries.Event
 	err := r.read(ctx, func(q store.Querier) (err error) {
 		rows, err = q.ListUserEvents(ctx, queries.ListUserEventsParams{PlatformID: platformID, FromID: CursorAt(since),
-			WindowSize: EventWindow, Part: userID, PageSize: int64(limit)})
+			WindowSize: r.eventWindow, Part: userID, PageSize: int64(limit)})
 		return err
 	})
 	if err != nil {
