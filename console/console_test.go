@@ -643,3 +643,29 @@ func TestLoginTLS(t *testing.T) {
 		t.Errorf("login under TLS: %d, cookie %q", res.StatusCode, cookie)
 	}
 }
+
+func TestRatesPage(t *testing.T) {
+	f := newFixture(t, payments.Production)
+	ctx := context.Background()
+	for _, in := range []payments.NewExchangeRate{
+		{BaseCurrency: "USD", PayoutCurrency: "INR", ExchangeRate: "83.125", ApplyTime: "2025-01-01T00:00:00"},
+		{BaseCurrency: "USD", PayoutCurrency: "INR", ExchangeRate: "99.875", ApplyTime: "2999-01-01T00:00:00"},
+	} {
+		if _, err := f.svc.SetExchangeRate(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := f.client(t)
+	f.login(t, c)
+	body := f.get(t, c, "/console/rates?currency=inr").body
+	current, history, ok := strings.Cut(body, "<h2>History")
+	if !ok {
+		t.Fatalf("no history on the rates page:\n%s", body)
+	}
+	if !strings.Contains(current, "83.125") || strings.Contains(current, "99.875") {
+		t.Errorf("the rates in force:\n%s", current)
+	}
+	if !strings.Contains(history, "83.125") || !strings.Contains(history, "99.875") || strings.Index(history, "99.875") > strings.Index(history, "83.125") {
+		t.Errorf("the history, latest first:\n%s", history)
+	}
+}

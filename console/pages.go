@@ -450,9 +450,14 @@ func (c *Console) endpointPage(r *http.Request, v *view) (string, any, error) {
 type ratesView struct {
 	Currency string
 	Rates    []payments.ExchangeRate
+	History  []overview.Rate
 }
 
-// ratesPage shows the rates in force for a payout currency (USD unless asked).
+// rateHistoryShown is how many entries of the rates history the page shows.
+const rateHistoryShown = 100
+
+// ratesPage shows the rates in force for a payout currency (USD unless asked), and the
+// latest entries of its history.
 func (c *Console) ratesPage(r *http.Request, v *view) (string, any, error) {
 	out := ratesView{Currency: strings.ToUpper(strings.TrimSpace(r.URL.Query().Get("currency")))}
 	if out.Currency == "" {
@@ -463,6 +468,9 @@ func (c *Console) ratesPage(r *http.Request, v *view) (string, any, error) {
 		return "", nil, err
 	}
 	out.Rates = rates
+	if out.History, err = c.reader.RateHistory(r.Context(), out.Currency, rateHistoryShown); err != nil {
+		return "", nil, err
+	}
 	v.Title = "Exchange rates"
 	return "rates", out, nil
 }

@@ -195,6 +195,51 @@ func (q *Queries) ListEndpointAttemptsSince(ctx context.Context, arg ListEndpoin
 	return items, nil
 }
 
+const listExchangeRateHistory = `-- name: ListExchangeRateHistory :many
+SELECT id, payout_currency, base_currency, exchange_rate, apply_time, fixed, created_at FROM exchange_rates
+WHERE payout_currency = ?1
+ORDER BY apply_time DESC, id DESC
+LIMIT ?2
+`
+
+type ListExchangeRateHistoryParams struct {
+	PayoutCurrency string
+	PageSize       int64
+}
+
+// The rates history of a payout currency, latest apply time first (of two with the same,
+// the later recorded), at most page_size.
+func (q *Queries) ListExchangeRateHistory(ctx context.Context, arg ListExchangeRateHistoryParams) ([]ExchangeRate, error) {
+	rows, err := q.query(ctx, q.listExchangeRateHistoryStmt, listExchangeRateHistory, arg.PayoutCurrency, arg.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ExchangeRate{}
+	for rows.Next() {
+		var i ExchangeRate
+		if err := rows.Scan(
+			&i.ID,
+			&i.PayoutCurrency,
+			&i.BaseCurrency,
+			&i.ExchangeRate,
+			&i.ApplyTime,
+			&i.Fixed,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listPlatformsPage = `-- name: ListPlatformsPage :many
 
 SELECT id, name, environment, user_count, created_at FROM platforms

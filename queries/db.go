@@ -228,6 +228,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listEventsStmt, err = db.PrepareContext(ctx, listEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListEvents: %w", err)
 	}
+	if q.listExchangeRateHistoryStmt, err = db.PrepareContext(ctx, listExchangeRateHistory); err != nil {
+		return nil, fmt.Errorf("error preparing query ListExchangeRateHistory: %w", err)
+	}
 	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
 	}
@@ -693,6 +696,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listEventsStmt: %w", cerr)
 		}
 	}
+	if q.listExchangeRateHistoryStmt != nil {
+		if cerr := q.listExchangeRateHistoryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listExchangeRateHistoryStmt: %w", cerr)
+		}
+	}
 	if q.listPayeeAddressesStmt != nil {
 		if cerr := q.listPayeeAddressesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPayeeAddressesStmt: %w", cerr)
@@ -1000,6 +1008,7 @@ type Queries struct {
 	listEndpointAttemptsSinceStmt       *sql.Stmt
 	listEventAttemptsStmt               *sql.Stmt
 	listEventsStmt                      *sql.Stmt
+	listExchangeRateHistoryStmt         *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listPlatformsPageStmt               *sql.Stmt
 	listUserBankAccountsStmt            *sql.Stmt
@@ -1114,6 +1123,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listEndpointAttemptsSinceStmt:       q.listEndpointAttemptsSinceStmt,
 		listEventAttemptsStmt:               q.listEventAttemptsStmt,
 		listEventsStmt:                      q.listEventsStmt,
+		listExchangeRateHistoryStmt:         q.listExchangeRateHistoryStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listPlatformsPageStmt:               q.listPlatformsPageStmt,
 		listUserBankAccountsStmt:            q.listUserBankAccountsStmt,

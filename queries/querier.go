@@ -102,6 +102,9 @@ type Querier interface {
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
 	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
+	// The rates history of a payout currency, latest apply time first (of two with the same,
+	// the later recorded), at most page_size.
+	ListExchangeRateHistory(ctx context.Context, arg ListExchangeRateHistoryParams) ([]ExchangeRate, error)
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
 	// The console's reads (package console, through internal/overview): what the API has no
 	// operation for, read-only.

@@ -348,3 +348,35 @@ func CursorAt(t time.Time) string {
 	id[8] = 0x80 // RFC 4122 variant
 	return fmt.Sprintf("%x-%x-%x-%x-%x", id[0:4], id[4:6], id[6:8], id[8:10], id[10:16])
 }
+
+// Rate is an entry of the exchange rates history, as the API shows a rate.
+type Rate struct {
+	ID           int64
+	BaseCurrency string
+	Rate         string
+	ApplyTime    string
+	Fixed        bool
+	RecordedAt   time.Time
+}
+
+// RateHistory returns the history of the payout currency's rates, the latest apply time
+// first, at most limit entries.
+func (r *Reader) RateHistory(ctx context.Context, payoutCurrency string, limit int) ([]Rate, error) {
+	var rows []queries.ExchangeRate
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		rows, err = q.ListExchangeRateHistory(ctx, queries.ListExchangeRateHistoryParams{PayoutCurrency: payoutCurrency, PageSize: int64(limit)})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Rate, 0, len(rows))
+	for _, x := range rows {
+		at, err := stored.ParseTime(x.CreatedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Rate{ID: x.ID, BaseCurrency: x.BaseCurrency, Rate: x.ExchangeRate, ApplyTime: x.ApplyTime, Fixed: x.Fixed == 1, RecordedAt: at})
+	}
+	return out, nil
+}

@@ -397,6 +397,18 @@ func (a Adapter) ListEvents(ctx context.Context, arg queries.ListEventsParams) (
 	return out, nil
 }
 
+func (a Adapter) ListExchangeRateHistory(ctx context.Context, arg queries.ListExchangeRateHistoryParams) ([]queries.ExchangeRate, error) {
+	rows, err := a.Q.ListExchangeRateHistory(ctx, ListExchangeRateHistoryParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ExchangeRate, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ExchangeRate(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) ListPayeeAddresses(ctx context.Context, arg queries.ListPayeeAddressesParams) ([]queries.PayeeAddress, error) {
 	rows, err := a.Q.ListPayeeAddresses(ctx, ListPayeeAddressesParams(arg))
 	if err != nil {

@@ -74,3 +74,11 @@ SELECT d.succeeded_at, d.success_status, NULL::text FROM webhook_deliveries d
 WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.succeeded_at >= sqlc.arg(since)
 ORDER BY 1
 LIMIT sqlc.arg(max_rows)::bigint;
+
+-- name: ListExchangeRateHistory :many
+-- The rates history of a payout currency, latest apply time first (of two with the same,
+-- the later recorded), at most page_size.
+SELECT * FROM exchange_rates
+WHERE payout_currency = sqlc.arg(payout_currency)
+ORDER BY apply_time DESC, id DESC
+LIMIT sqlc.arg(page_size)::bigint;

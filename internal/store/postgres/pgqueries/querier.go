@@ -153,6 +153,9 @@ type Querier interface {
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
 	ListEvents(ctx context.Context, arg ListEventsParams) ([]Event, error)
+	// The rates history of a payout currency, latest apply time first (of two with the same,
+	// the later recorded), at most page_size.
+	ListExchangeRateHistory(ctx context.Context, arg ListExchangeRateHistoryParams) ([]ExchangeRate, error)
 	// SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 	// so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
