@@ -452,7 +452,16 @@ func TestCrawl(t *testing.T) {
 	if body := f.get(t, c, eventPage).body; !strings.Contains(body, f.eventID) || !strings.Contains(body, "received, thanks") {
 		t.Errorf("the event's page lacks its id or the receiver's answer:\n%s", body)
 	}
-	t.Logf("crawled %d pages", len(seen))
+	rules := 0
+	for p := range seen {
+		if strings.HasPrefix(p, "/console/rules?country=") {
+			rules++
+		}
+	}
+	if rules < 2 {
+		t.Errorf("the crawl reached the rules of %d countries and currencies from the rules page", rules)
+	}
+	t.Logf("crawled %d pages, %d of them payee rules", len(seen), rules)
 }
 
 func TestActions(t *testing.T) {

@@ -479,15 +479,19 @@ func (c *Console) ratesPage(r *http.Request, v *view) (string, any, error) {
 type rulesView struct {
 	Country, Currency string
 	Rules             *payments.PayeeRules
+	Countries         []overview.RuleCountry
 }
 
-// rulesPage shows the payee rules of a country and payout currency, once asked.
+// rulesPage shows the payee rules of a country and payout currency, or, until one is
+// asked, the countries and currencies there are rules for.
 func (c *Console) rulesPage(r *http.Request, v *view) (string, any, error) {
 	qs := r.URL.Query()
 	out := rulesView{Country: strings.ToUpper(strings.TrimSpace(qs.Get("country"))), Currency: strings.ToUpper(strings.TrimSpace(qs.Get("currency")))}
 	v.Title = "Payee rules"
 	if out.Country == "" {
-		return "rules", out, nil
+		countries, err := c.reader.RuleCountries(r.Context())
+		out.Countries = countries
+		return "rules", out, err
 	}
 	rules, err := c.svc.GetPayeeRules(r.Context(), out.Country, out.Currency)
 	if err != nil {

@@ -82,3 +82,11 @@ SELECT * FROM exchange_rates
 WHERE payout_currency = sqlc.arg(payout_currency)
 ORDER BY apply_time DESC, id DESC
 LIMIT sqlc.arg(page_size);
+
+-- name: ListRuleCurrencies :many
+-- The countries and payout currencies of the current payee rule set, by country.
+SELECT c.country_code, c.country_name, r.payout_currency
+FROM payee_rule_countries c
+JOIN payee_rule_currencies r ON r.set_id = c.set_id AND r.country_code = c.country_code
+WHERE c.set_id = (SELECT max(id) FROM payee_rule_sets)
+ORDER BY c.country_code, r.payout_currency;

@@ -237,6 +237,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPlatformsPageStmt, err = db.PrepareContext(ctx, listPlatformsPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPlatformsPage: %w", err)
 	}
+	if q.listRuleCurrenciesStmt, err = db.PrepareContext(ctx, listRuleCurrencies); err != nil {
+		return nil, fmt.Errorf("error preparing query ListRuleCurrencies: %w", err)
+	}
 	if q.listUserBankAccountsStmt, err = db.PrepareContext(ctx, listUserBankAccounts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUserBankAccounts: %w", err)
 	}
@@ -711,6 +714,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listPlatformsPageStmt: %w", cerr)
 		}
 	}
+	if q.listRuleCurrenciesStmt != nil {
+		if cerr := q.listRuleCurrenciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listRuleCurrenciesStmt: %w", cerr)
+		}
+	}
 	if q.listUserBankAccountsStmt != nil {
 		if cerr := q.listUserBankAccountsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listUserBankAccountsStmt: %w", cerr)
@@ -1011,6 +1019,7 @@ type Queries struct {
 	listExchangeRateHistoryStmt         *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
 	listPlatformsPageStmt               *sql.Stmt
+	listRuleCurrenciesStmt              *sql.Stmt
 	listUserBankAccountsStmt            *sql.Stmt
 	listUserCardsStmt                   *sql.Stmt
 	listUserEventsStmt                  *sql.Stmt
@@ -1126,6 +1135,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listExchangeRateHistoryStmt:         q.listExchangeRateHistoryStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
 		listPlatformsPageStmt:               q.listPlatformsPageStmt,
+		listRuleCurrenciesStmt:              q.listRuleCurrenciesStmt,
 		listUserBankAccountsStmt:            q.listUserBankAccountsStmt,
 		listUserCardsStmt:                   q.listUserCardsStmt,
 		listUserEventsStmt:                  q.listUserEventsStmt,

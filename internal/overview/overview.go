@@ -380,3 +380,27 @@ func (r *Reader) RateHistory(ctx context.Context, payoutCurrency string, limit i
 	}
 	return out, nil
 }
+
+// RuleCountry is a destination country of the current payee rules, with its payout
+// currencies.
+type RuleCountry struct {
+	Code, Name string
+	Currencies []string
+}
+
+// RuleCountries returns the countries of the current payee rule set, by code.
+func (r *Reader) RuleCountries(ctx context.Context) ([]RuleCountry, error) {
+	var rows []queries.ListRuleCurrenciesRow
+	err := r.read(ctx, func(q store.Querier) (err error) {
+		rows, err = q.ListRuleCurrencies(ctx)
+		return err
+	})
+	var out []RuleCountry
+	for _, x := range rows {
+		if n := len(out); n == 0 || out[n-1].Code != x.CountryCode {
+			out = append(out, RuleCountry{Code: x.CountryCode, Name: x.CountryName})
+		}
+		out[len(out)-1].Currencies = append(out[len(out)-1].Currencies, x.PayoutCurrency)
+	}
+	return out, err
+}

@@ -433,6 +433,18 @@ func (a Adapter) ListPlatformsPage(ctx context.Context, arg queries.ListPlatform
 	return out, nil
 }
 
+func (a Adapter) ListRuleCurrencies(ctx context.Context) ([]queries.ListRuleCurrenciesRow, error) {
+	rows, err := a.Q.ListRuleCurrencies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ListRuleCurrenciesRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ListRuleCurrenciesRow(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) ListUserBankAccounts(ctx context.Context, userID string) ([]queries.BankAccount, error) {
 	rows, err := a.Q.ListUserBankAccounts(ctx, userID)
 	if err != nil {

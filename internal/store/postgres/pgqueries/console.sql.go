@@ -276,6 +276,41 @@ func (q *Queries) ListPlatformsPage(ctx context.Context, arg ListPlatformsPagePa
 	return items, nil
 }
 
+const listRuleCurrencies = `-- name: ListRuleCurrencies :many
+SELECT c.country_code, c.country_name, r.payout_currency
+FROM payee_rule_countries c
+JOIN payee_rule_currencies r ON r.set_id = c.set_id AND r.country_code = c.country_code
+WHERE c.set_id = (SELECT max(id) FROM payee_rule_sets)
+ORDER BY c.country_code, r.payout_currency
+`
+
+type ListRuleCurrenciesRow struct {
+	CountryCode    string
+	CountryName    string
+	PayoutCurrency string
+}
+
+// The countries and payout currencies of the current payee rule set, by country.
+func (q *Queries) ListRuleCurrencies(ctx context.Context) ([]ListRuleCurrenciesRow, error) {
+	rows, err := q.db.Query(ctx, listRuleCurrencies)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRuleCurrenciesRow{}
+	for rows.Next() {
+		var i ListRuleCurrenciesRow
+		if err := rows.Scan(&i.CountryCode, &i.CountryName, &i.PayoutCurrency); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listUserBankAccounts = `-- name: ListUserBankAccounts :many
 SELECT id, user_id, nick_name, account_holder_name, bank_name, account_number_sealed, account_number_index, routing_number, bank_address, city, state, zip, country, account_type, account_holder_address, account_holder_city, account_holder_state, account_holder_zip, account_holder_country, balance, verification_status, verification_type, is_verified, is_default, created_at FROM bank_accounts WHERE user_id = $1 ORDER BY created_at, id
 `

@@ -162,6 +162,8 @@ type Querier interface {
 	// The console's reads (package console, through internal/overview): what the API has no
 	// operation for, read-only.
 	ListPlatformsPage(ctx context.Context, arg ListPlatformsPageParams) ([]ListPlatformsPageRow, error)
+	// The countries and payout currencies of the current payee rule set, by country.
+	ListRuleCurrencies(ctx context.Context) ([]ListRuleCurrenciesRow, error)
 	ListUserBankAccounts(ctx context.Context, userID string) ([]BankAccount, error)
 	ListUserCards(ctx context.Context, userID string) ([]Card, error)
 	// The platform's latest events whose payload contains part (a user's id), newest first,
