@@ -77,7 +77,8 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 		must(err)
 	}
 
-	f.user, err = svc.CreateUser(ctx, pid, payments.NewUser{Name: "Ada Lovelace", Email: &f.email})
+	f.user, err = svc.CreateUser(ctx, pid, payments.NewUser{Name: "Ada Lovelace", Email: &f.email,
+		PhoneCountryCode: new("+44"), Phone: new("2079460000")})
 	must(err)
 	uid := f.user.UserID.String()
 	f.apiKey, err = svc.CreateAPIKey(ctx, uid)
@@ -446,7 +447,7 @@ func TestCrawl(t *testing.T) {
 			t.Errorf("the crawl never reached %s", p)
 		}
 	}
-	if body := f.get(t, c, userPage).body; !strings.Contains(body, f.email) || !strings.Contains(body, "…"+accountNumber[len(accountNumber)-4:]) {
+	if body := f.get(t, c, userPage).body; !strings.Contains(body, "<dd>&#43;44 2079460000</dd>") || !strings.Contains(body, f.email) || !strings.Contains(body, "…"+accountNumber[len(accountNumber)-4:]) {
 		t.Errorf("the user's page lacks the email or the account's last four digits:\n%s", body)
 	}
 	if body := f.get(t, c, eventPage).body; !strings.Contains(body, f.eventID) || !strings.Contains(body, "received, thanks") {
