@@ -36,6 +36,7 @@ type fixture struct {
 	apiKey   payments.APIKey
 	endpoint payments.WebhookEndpoint
 	eventID  string
+	samples  *console.Sampler
 	// secrets no page may show: secrets and full account numbers.
 	secrets []string
 }
@@ -109,8 +110,11 @@ func newFixture(t *testing.T, env payments.Environment) *fixture {
 	}
 	f.eventID = page.Events[0].ID.String()
 
-	c := console.New(svc, console.Options{Token: token})
-	f.srv = httptest.NewServer(httpserver.NewWithOptions(svc, nil, httpserver.Options{Console: c}))
+	metrics := httpserver.NewMetrics(svc)
+	f.samples = console.NewSampler(metrics.Registry())
+	f.samples.SampleAt(time.Now())
+	c := console.New(svc, console.Options{Token: token, Samples: f.samples})
+	f.srv = httptest.NewServer(httpserver.NewWithOptions(svc, nil, httpserver.Options{Console: c, Metrics: metrics}))
 	t.Cleanup(f.srv.Close)
 	if env != payments.Sandbox {
 		return f
@@ -452,6 +456,12 @@ func TestCrawl(t *testing.T) {
 	}
 	if body := f.get(t, c, eventPage).body; !strings.Contains(body, f.eventID) || !strings.Contains(body, "received, thanks") {
 		t.Errorf("the event's page lacks its id or the receiver's answer:\n%s", body)
+	}
+	// The operations page shows the requests of the crawl, from the figures /metrics exports.
+	f.samples.SampleAt(time.Now())
+	ops := f.get(t, c, "/console/operations").body
+	if m := regexp.MustCompile(`<tr><td>[^<]*</td><td class="num">(\d+)</td>`).FindStringSubmatch(ops); m == nil || m[1] == "0" {
+		t.Errorf("the operations page shows no request of the crawl:\n%s", ops)
 	}
 	rules := 0
 	for p := range seen {
