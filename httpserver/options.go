@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"math"
+	"net/http"
 	"time"
 )
 
@@ -54,6 +55,9 @@ type Options struct {
 	// MetricsApart leaves GET /metrics off the handler (it answers 404), for a program
 	// that serves Metrics.Handler() on a listener of its own.
 	MetricsApart bool
+	// Console, when set, is served under /console/ (package console), behind the access log
+	// like the API; nil: /console/ answers 404 as any unknown path does.
+	Console http.Handler
 }
 
 // withDefaults returns o with its zero values replaced by the defaults.

@@ -62,6 +62,7 @@ func newServer(svc *payments.Service, logger *slog.Logger, opts Options) *server
 		failures:    newFailureThrottle(opts.AuthFailures, opts.TrackedKeys),
 		metrics:     opts.Metrics,
 		metricsOff:  opts.MetricsApart,
+		console:     opts.Console,
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics(svc)
@@ -80,6 +81,9 @@ func (s *server) handler(routes []route) http.Handler {
 		s.route(mux, rt)
 	}
 	s.mountOps(mux)
+	if s.console != nil {
+		mux.Handle("/console/", ours(s.console.ServeHTTP))
+	}
 	return s.accessLog(jsonMux{mux: mux, now: s.svc.Now})
 }
 
@@ -97,6 +101,8 @@ type server struct {
 
 	metrics    *Metrics
 	metricsOff bool // Options.MetricsApart: /metrics is served elsewhere
+
+	console http.Handler // Options.Console: served under /console/
 }
 
 type authKind int

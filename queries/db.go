@@ -48,6 +48,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
 	}
+	if q.countEndpointPendingStmt, err = db.PrepareContext(ctx, countEndpointPending); err != nil {
+		return nil, fmt.Errorf("error preparing query CountEndpointPending: %w", err)
+	}
 	if q.countNewUserStmt, err = db.PrepareContext(ctx, countNewUser); err != nil {
 		return nil, fmt.Errorf("error preparing query CountNewUser: %w", err)
 	}
@@ -141,6 +144,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getDeliveryEndpointStmt, err = db.PrepareContext(ctx, getDeliveryEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query GetDeliveryEndpoint: %w", err)
 	}
+	if q.getEndpointFailingSinceStmt, err = db.PrepareContext(ctx, getEndpointFailingSince); err != nil {
+		return nil, fmt.Errorf("error preparing query GetEndpointFailingSince: %w", err)
+	}
 	if q.getEventPayloadStmt, err = db.PrepareContext(ctx, getEventPayload); err != nil {
 		return nil, fmt.Errorf("error preparing query GetEventPayload: %w", err)
 	}
@@ -171,8 +177,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getUserStmt, err = db.PrepareContext(ctx, getUser); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUser: %w", err)
 	}
+	if q.getUserByEmailKeyStmt, err = db.PrepareContext(ctx, getUserByEmailKey); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserByEmailKey: %w", err)
+	}
 	if q.getUserPayeeStmt, err = db.PrepareContext(ctx, getUserPayee); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserPayee: %w", err)
+	}
+	if q.getUserSettingsStmt, err = db.PrepareContext(ctx, getUserSettings); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserSettings: %w", err)
+	}
+	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
+		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
 	}
 	if q.holdDeliveryStmt, err = db.PrepareContext(ctx, holdDelivery); err != nil {
 		return nil, fmt.Errorf("error preparing query HoldDelivery: %w", err)
@@ -185,6 +200,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.lastBankAccountIDStmt, err = db.PrepareContext(ctx, lastBankAccountID); err != nil {
 		return nil, fmt.Errorf("error preparing query LastBankAccountID: %w", err)
+	}
+	if q.lastEndpointSuccessStmt, err = db.PrepareContext(ctx, lastEndpointSuccess); err != nil {
+		return nil, fmt.Errorf("error preparing query LastEndpointSuccess: %w", err)
 	}
 	if q.lastIdempotencyRecordIDStmt, err = db.PrepareContext(ctx, lastIdempotencyRecordID); err != nil {
 		return nil, fmt.Errorf("error preparing query LastIdempotencyRecordID: %w", err)
@@ -201,14 +219,41 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listDataKeysStmt, err = db.PrepareContext(ctx, listDataKeys); err != nil {
 		return nil, fmt.Errorf("error preparing query ListDataKeys: %w", err)
 	}
+	if q.listEndpointAttemptsSinceStmt, err = db.PrepareContext(ctx, listEndpointAttemptsSince); err != nil {
+		return nil, fmt.Errorf("error preparing query ListEndpointAttemptsSince: %w", err)
+	}
 	if q.listEventAttemptsStmt, err = db.PrepareContext(ctx, listEventAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListEventAttempts: %w", err)
 	}
 	if q.listEventsStmt, err = db.PrepareContext(ctx, listEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListEvents: %w", err)
 	}
+	if q.listExchangeRateHistoryStmt, err = db.PrepareContext(ctx, listExchangeRateHistory); err != nil {
+		return nil, fmt.Errorf("error preparing query ListExchangeRateHistory: %w", err)
+	}
 	if q.listPayeeAddressesStmt, err = db.PrepareContext(ctx, listPayeeAddresses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPayeeAddresses: %w", err)
+	}
+	if q.listPlatformsPageStmt, err = db.PrepareContext(ctx, listPlatformsPage); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPlatformsPage: %w", err)
+	}
+	if q.listRuleCurrenciesStmt, err = db.PrepareContext(ctx, listRuleCurrencies); err != nil {
+		return nil, fmt.Errorf("error preparing query ListRuleCurrencies: %w", err)
+	}
+	if q.listUserBankAccountsStmt, err = db.PrepareContext(ctx, listUserBankAccounts); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserBankAccounts: %w", err)
+	}
+	if q.listUserCardsStmt, err = db.PrepareContext(ctx, listUserCards); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserCards: %w", err)
+	}
+	if q.listUserEventsStmt, err = db.PrepareContext(ctx, listUserEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserEvents: %w", err)
+	}
+	if q.listUserPayeeBanksStmt, err = db.PrepareContext(ctx, listUserPayeeBanks); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserPayeeBanks: %w", err)
+	}
+	if q.listUserPayeesStmt, err = db.PrepareContext(ctx, listUserPayees); err != nil {
+		return nil, fmt.Errorf("error preparing query ListUserPayees: %w", err)
 	}
 	if q.listUsersPageStmt, err = db.PrepareContext(ctx, listUsersPage); err != nil {
 		return nil, fmt.Errorf("error preparing query ListUsersPage: %w", err)
@@ -263,6 +308,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rotateWebhookSecretStmt, err = db.PrepareContext(ctx, rotateWebhookSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query RotateWebhookSecret: %w", err)
+	}
+	if q.searchUsersByNameStmt, err = db.PrepareContext(ctx, searchUsersByName); err != nil {
+		return nil, fmt.Errorf("error preparing query SearchUsersByName: %w", err)
 	}
 	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
@@ -349,6 +397,11 @@ func (q *Queries) Close() error {
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.countEndpointPendingStmt != nil {
+		if cerr := q.countEndpointPendingStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countEndpointPendingStmt: %w", cerr)
 		}
 	}
 	if q.countNewUserStmt != nil {
@@ -506,6 +559,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getDeliveryEndpointStmt: %w", cerr)
 		}
 	}
+	if q.getEndpointFailingSinceStmt != nil {
+		if cerr := q.getEndpointFailingSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getEndpointFailingSinceStmt: %w", cerr)
+		}
+	}
 	if q.getEventPayloadStmt != nil {
 		if cerr := q.getEventPayloadStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getEventPayloadStmt: %w", cerr)
@@ -556,9 +614,24 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getUserStmt: %w", cerr)
 		}
 	}
+	if q.getUserByEmailKeyStmt != nil {
+		if cerr := q.getUserByEmailKeyStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserByEmailKeyStmt: %w", cerr)
+		}
+	}
 	if q.getUserPayeeStmt != nil {
 		if cerr := q.getUserPayeeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getUserPayeeStmt: %w", cerr)
+		}
+	}
+	if q.getUserSettingsStmt != nil {
+		if cerr := q.getUserSettingsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserSettingsStmt: %w", cerr)
+		}
+	}
+	if q.getUserWalletStmt != nil {
+		if cerr := q.getUserWalletStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
 		}
 	}
 	if q.holdDeliveryStmt != nil {
@@ -579,6 +652,11 @@ func (q *Queries) Close() error {
 	if q.lastBankAccountIDStmt != nil {
 		if cerr := q.lastBankAccountIDStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing lastBankAccountIDStmt: %w", cerr)
+		}
+	}
+	if q.lastEndpointSuccessStmt != nil {
+		if cerr := q.lastEndpointSuccessStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing lastEndpointSuccessStmt: %w", cerr)
 		}
 	}
 	if q.lastIdempotencyRecordIDStmt != nil {
@@ -606,6 +684,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listDataKeysStmt: %w", cerr)
 		}
 	}
+	if q.listEndpointAttemptsSinceStmt != nil {
+		if cerr := q.listEndpointAttemptsSinceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listEndpointAttemptsSinceStmt: %w", cerr)
+		}
+	}
 	if q.listEventAttemptsStmt != nil {
 		if cerr := q.listEventAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listEventAttemptsStmt: %w", cerr)
@@ -616,9 +699,49 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listEventsStmt: %w", cerr)
 		}
 	}
+	if q.listExchangeRateHistoryStmt != nil {
+		if cerr := q.listExchangeRateHistoryStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listExchangeRateHistoryStmt: %w", cerr)
+		}
+	}
 	if q.listPayeeAddressesStmt != nil {
 		if cerr := q.listPayeeAddressesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPayeeAddressesStmt: %w", cerr)
+		}
+	}
+	if q.listPlatformsPageStmt != nil {
+		if cerr := q.listPlatformsPageStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPlatformsPageStmt: %w", cerr)
+		}
+	}
+	if q.listRuleCurrenciesStmt != nil {
+		if cerr := q.listRuleCurrenciesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listRuleCurrenciesStmt: %w", cerr)
+		}
+	}
+	if q.listUserBankAccountsStmt != nil {
+		if cerr := q.listUserBankAccountsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserBankAccountsStmt: %w", cerr)
+		}
+	}
+	if q.listUserCardsStmt != nil {
+		if cerr := q.listUserCardsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserCardsStmt: %w", cerr)
+		}
+	}
+	if q.listUserEventsStmt != nil {
+		if cerr := q.listUserEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserEventsStmt: %w", cerr)
+		}
+	}
+	if q.listUserPayeeBanksStmt != nil {
+		if cerr := q.listUserPayeeBanksStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserPayeeBanksStmt: %w", cerr)
+		}
+	}
+	if q.listUserPayeesStmt != nil {
+		if cerr := q.listUserPayeesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listUserPayeesStmt: %w", cerr)
 		}
 	}
 	if q.listUsersPageStmt != nil {
@@ -709,6 +832,11 @@ func (q *Queries) Close() error {
 	if q.rotateWebhookSecretStmt != nil {
 		if cerr := q.rotateWebhookSecretStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rotateWebhookSecretStmt: %w", cerr)
+		}
+	}
+	if q.searchUsersByNameStmt != nil {
+		if cerr := q.searchUsersByNameStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing searchUsersByNameStmt: %w", cerr)
 		}
 	}
 	if q.setBankAccountNumberStmt != nil {
@@ -828,6 +956,7 @@ type Queries struct {
 	bankAccountNumbersAfterStmt         *sql.Stmt
 	claimDeliveriesStmt                 *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
+	countEndpointPendingStmt            *sql.Stmt
 	countNewUserStmt                    *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
 	countSealedByKeyStmt                *sql.Stmt
@@ -859,6 +988,7 @@ type Queries struct {
 	getAPICredentialStmt                *sql.Stmt
 	getBlindIndexKeyStmt                *sql.Stmt
 	getDeliveryEndpointStmt             *sql.Stmt
+	getEndpointFailingSinceStmt         *sql.Stmt
 	getEventPayloadStmt                 *sql.Stmt
 	getIdempotencyRecordStmt            *sql.Stmt
 	getPayeeAddressStmt                 *sql.Stmt
@@ -869,19 +999,32 @@ type Queries struct {
 	getPlatformUserStmt                 *sql.Stmt
 	getRuleCountryStmt                  *sql.Stmt
 	getUserStmt                         *sql.Stmt
+	getUserByEmailKeyStmt               *sql.Stmt
 	getUserPayeeStmt                    *sql.Stmt
+	getUserSettingsStmt                 *sql.Stmt
+	getUserWalletStmt                   *sql.Stmt
 	holdDeliveryStmt                    *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	keepSuccessAsAttemptStmt            *sql.Stmt
 	lastBankAccountIDStmt               *sql.Stmt
+	lastEndpointSuccessStmt             *sql.Stmt
 	lastIdempotencyRecordIDStmt         *sql.Stmt
 	lastPayeeBankIDStmt                 *sql.Stmt
 	lastPlatformIDStmt                  *sql.Stmt
 	lastWebhookEndpointIDStmt           *sql.Stmt
 	listDataKeysStmt                    *sql.Stmt
+	listEndpointAttemptsSinceStmt       *sql.Stmt
 	listEventAttemptsStmt               *sql.Stmt
 	listEventsStmt                      *sql.Stmt
+	listExchangeRateHistoryStmt         *sql.Stmt
 	listPayeeAddressesStmt              *sql.Stmt
+	listPlatformsPageStmt               *sql.Stmt
+	listRuleCurrenciesStmt              *sql.Stmt
+	listUserBankAccountsStmt            *sql.Stmt
+	listUserCardsStmt                   *sql.Stmt
+	listUserEventsStmt                  *sql.Stmt
+	listUserPayeeBanksStmt              *sql.Stmt
+	listUserPayeesStmt                  *sql.Stmt
 	listUsersPageStmt                   *sql.Stmt
 	listWebhookEndpointsStmt            *sql.Stmt
 	listWebhookSubscriptionsStmt        *sql.Stmt
@@ -900,6 +1043,7 @@ type Queries struct {
 	resendToEndpointStmt                *sql.Stmt
 	retireDataKeyStmt                   *sql.Stmt
 	rotateWebhookSecretStmt             *sql.Stmt
+	searchUsersByNameStmt               *sql.Stmt
 	setBankAccountNumberStmt            *sql.Stmt
 	setBlindIndexKeyStmt                *sql.Stmt
 	setIdempotencyOutcomeStmt           *sql.Stmt
@@ -928,6 +1072,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
 		claimDeliveriesStmt:                 q.claimDeliveriesStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
+		countEndpointPendingStmt:            q.countEndpointPendingStmt,
 		countNewUserStmt:                    q.countNewUserStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
 		countSealedByKeyStmt:                q.countSealedByKeyStmt,
@@ -959,6 +1104,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getAPICredentialStmt:                q.getAPICredentialStmt,
 		getBlindIndexKeyStmt:                q.getBlindIndexKeyStmt,
 		getDeliveryEndpointStmt:             q.getDeliveryEndpointStmt,
+		getEndpointFailingSinceStmt:         q.getEndpointFailingSinceStmt,
 		getEventPayloadStmt:                 q.getEventPayloadStmt,
 		getIdempotencyRecordStmt:            q.getIdempotencyRecordStmt,
 		getPayeeAddressStmt:                 q.getPayeeAddressStmt,
@@ -969,19 +1115,32 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getPlatformUserStmt:                 q.getPlatformUserStmt,
 		getRuleCountryStmt:                  q.getRuleCountryStmt,
 		getUserStmt:                         q.getUserStmt,
+		getUserByEmailKeyStmt:               q.getUserByEmailKeyStmt,
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
+		getUserSettingsStmt:                 q.getUserSettingsStmt,
+		getUserWalletStmt:                   q.getUserWalletStmt,
 		holdDeliveryStmt:                    q.holdDeliveryStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		keepSuccessAsAttemptStmt:            q.keepSuccessAsAttemptStmt,
 		lastBankAccountIDStmt:               q.lastBankAccountIDStmt,
+		lastEndpointSuccessStmt:             q.lastEndpointSuccessStmt,
 		lastIdempotencyRecordIDStmt:         q.lastIdempotencyRecordIDStmt,
 		lastPayeeBankIDStmt:                 q.lastPayeeBankIDStmt,
 		lastPlatformIDStmt:                  q.lastPlatformIDStmt,
 		lastWebhookEndpointIDStmt:           q.lastWebhookEndpointIDStmt,
 		listDataKeysStmt:                    q.listDataKeysStmt,
+		listEndpointAttemptsSinceStmt:       q.listEndpointAttemptsSinceStmt,
 		listEventAttemptsStmt:               q.listEventAttemptsStmt,
 		listEventsStmt:                      q.listEventsStmt,
+		listExchangeRateHistoryStmt:         q.listExchangeRateHistoryStmt,
 		listPayeeAddressesStmt:              q.listPayeeAddressesStmt,
+		listPlatformsPageStmt:               q.listPlatformsPageStmt,
+		listRuleCurrenciesStmt:              q.listRuleCurrenciesStmt,
+		listUserBankAccountsStmt:            q.listUserBankAccountsStmt,
+		listUserCardsStmt:                   q.listUserCardsStmt,
+		listUserEventsStmt:                  q.listUserEventsStmt,
+		listUserPayeeBanksStmt:              q.listUserPayeeBanksStmt,
+		listUserPayeesStmt:                  q.listUserPayeesStmt,
 		listUsersPageStmt:                   q.listUsersPageStmt,
 		listWebhookEndpointsStmt:            q.listWebhookEndpointsStmt,
 		listWebhookSubscriptionsStmt:        q.listWebhookSubscriptionsStmt,
@@ -1000,6 +1159,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resendToEndpointStmt:                q.resendToEndpointStmt,
 		retireDataKeyStmt:                   q.retireDataKeyStmt,
 		rotateWebhookSecretStmt:             q.rotateWebhookSecretStmt,
+		searchUsersByNameStmt:               q.searchUsersByNameStmt,
 		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
 		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
 		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"regexp"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/console"
 	"github.com/platform-payments/payments/dispatch"
 	"github.com/platform-payments/payments/httpserver"
 	"github.com/platform-payments/payments/internal/command"
@@ -25,7 +27,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N] [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s] [-webhook-workers 32] [-event-retention 30d] [-webhook-allow-cidr CIDR]...",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N] [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s] [-webhook-workers 32] [-event-retention 30d] [-webhook-allow-cidr CIDR]... [-console-token TOKEN]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.
@@ -50,7 +52,12 @@ given wins. An invalid value in a variable is a usage error naming it. The data 
 PAYMENTS_DATA_KEY and PAYMENTS_OLD_DATA_KEYS keep their meaning (see -data-key-file).
 
 GET /healthz, GET /readyz and GET /metrics (Prometheus) need no credentials. With
--metrics-addr, /metrics is served on that address alone (the API's answers 404).`,
+-metrics-addr, /metrics is served on that address alone (the API's answers 404).
+
+The browser console is served under /console/ with -console-token (or
+$PAYMENTS_CONSOLE_TOKEN); a server given none that listens on loopback only makes a
+random token and logs, once, the address that logs in with it; beyond loopback it
+serves no console without a token (docs/console.md).`,
 	Uses:      command.UsesDatabase,
 	EnvPrefix: "PAYMENTS_",
 	Run:       runServe,
@@ -78,6 +85,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 	metricsAddr := fs.String("metrics-addr", "", "serve GET /metrics on the TCP address `ADDR` instead of the API's")
 	dbConns := fs.Int("db-max-conns", 0, "on PostgreSQL, open at most `N` connections (0: 4 per core, at least 8); SQLite sizes its own pools")
 	webhooks := dispatch.Flags(fs)
+	consoleToken := fs.String("console-token", "", "serve the browser console under /console/, opened by the token `TOKEN` (see docs/console.md)")
 	if err := x.Parse(fs, args); err != nil {
 		return err
 	}
@@ -176,6 +184,7 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		} else {
 			metricsDone <- nil
 		}
+		loginURL := mountConsole(ctx, svc, logger, &opts, *consoleToken, *addr)
 		err = httpserver.Run(ctx, httpserver.NewWithOptions(svc, logger, opts), httpserver.Config{
 			Addr:     *addr,
 			CertFile: *certFile,
@@ -185,6 +194,9 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 				logger.Info("listening", "addr", a.String(), "url", scheme+"://"+a.String(),
 					"environment", string(*env), "db", payments.RedactDSN(db.path), "timestamp_tolerance", tolerance.String(),
 					"data_key_id", svc.DataKeys().SealingID())
+				if loginURL != "" {
+					logger.Info("console: open "+scheme+"://"+a.String()+loginURL, "console", scheme+"://"+a.String()+console.Prefix)
+				}
 			},
 		})
 		cancel()
@@ -197,6 +209,40 @@ func runServe(ctx context.Context, x *command.Invocation, args []string) error {
 		logger.Info("stopped")
 		return nil
 	})
+}
+
+// mountConsole sets opts.Console to the browser console, with the token given, or, on a
+// server that listens on loopback only, a fresh random one, whose login path it returns
+// (to print once the server listens); a server given no token that listens beyond
+// loopback serves no console.
+func mountConsole(ctx context.Context, svc *payments.Service, logger *slog.Logger, opts *httpserver.Options, token, addr string) string {
+	loginPath := ""
+	if token == "" {
+		if !loopbackOnly(addr) {
+			logger.Info("console off: give -console-token to serve it on an address beyond loopback")
+			return ""
+		}
+		token = console.NewToken()
+		loginPath = console.Prefix + "login?token=" + token
+	}
+	samples := console.NewSampler(opts.Metrics.Registry())
+	go samples.Run(ctx)
+	opts.Console = console.New(svc, console.Options{Token: token, Logger: logger, Samples: samples})
+	return loginPath
+}
+
+// loopbackOnly reports whether the listen address addr takes connections from this
+// machine only: its host a loopback address, or localhost.
+func loopbackOnly(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // logHandler returns the constructor of the log's handler for -log-level and -log-format.

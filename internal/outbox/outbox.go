@@ -322,6 +322,12 @@ func (o *Outbox) logAttempt(ctx context.Context, q store.Querier, d Delivery, at
 	return q.RecordDelivery(ctx, next)
 }
 
+// Read runs fn's statements outside a transaction, as the service's own reads do: the
+// read-only queries of the console (package overview) reach the store this way.
+func (o *Outbox) Read(ctx context.Context, fn func(q store.Querier) error) error {
+	return o.query(ctx, fn)
+}
+
 // PendingDeliveries returns how many deliveries wait to be sent (or retried), and the
 // time of the oldest event among them (zero when none wait).
 func (o *Outbox) PendingDeliveries(ctx context.Context) (int64, time.Time, error) {

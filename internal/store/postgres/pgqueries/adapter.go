@@ -73,6 +73,10 @@ func (a Adapter) ClearDefaultAccount(ctx context.Context, userID string) error {
 	return a.Q.ClearDefaultAccount(ctx, userID)
 }
 
+func (a Adapter) CountEndpointPending(ctx context.Context, endpointID string) (int64, error) {
+	return a.Q.CountEndpointPending(ctx, endpointID)
+}
+
 func (a Adapter) CountNewUser(ctx context.Context, id string) (int64, error) {
 	return a.Q.CountNewUser(ctx, id)
 }
@@ -221,6 +225,10 @@ func (a Adapter) GetDeliveryEndpoint(ctx context.Context, id string) (queries.We
 	return queries.WebhookEndpoint(r), err
 }
 
+func (a Adapter) GetEndpointFailingSince(ctx context.Context, arg queries.GetEndpointFailingSinceParams) (*string, error) {
+	return a.Q.GetEndpointFailingSince(ctx, GetEndpointFailingSinceParams(arg))
+}
+
 func (a Adapter) GetEventPayload(ctx context.Context, id string) (string, error) {
 	return a.Q.GetEventPayload(ctx, id)
 }
@@ -270,9 +278,31 @@ func (a Adapter) GetUser(ctx context.Context, id string) (queries.User, error) {
 	return queries.User(r), err
 }
 
+func (a Adapter) GetUserByEmailKey(ctx context.Context, arg queries.GetUserByEmailKeyParams) ([]queries.User, error) {
+	rows, err := a.Q.GetUserByEmailKey(ctx, GetUserByEmailKeyParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.User, len(rows))
+	for i, r := range rows {
+		out[i] = queries.User(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParams) (queries.Payee, error) {
 	r, err := a.Q.GetUserPayee(ctx, GetUserPayeeParams(arg))
 	return queries.Payee(r), err
+}
+
+func (a Adapter) GetUserSettings(ctx context.Context, userID string) (queries.UserSetting, error) {
+	r, err := a.Q.GetUserSettings(ctx, userID)
+	return queries.UserSetting(r), err
+}
+
+func (a Adapter) GetUserWallet(ctx context.Context, userID string) (queries.Wallet, error) {
+	r, err := a.Q.GetUserWallet(ctx, userID)
+	return queries.Wallet(r), err
 }
 
 func (a Adapter) HoldDelivery(ctx context.Context, arg queries.HoldDeliveryParams) error {
@@ -297,6 +327,10 @@ func (a Adapter) KeepSuccessAsAttempt(ctx context.Context, arg queries.KeepSucce
 
 func (a Adapter) LastBankAccountID(ctx context.Context) (string, error) {
 	return a.Q.LastBankAccountID(ctx)
+}
+
+func (a Adapter) LastEndpointSuccess(ctx context.Context, endpointID string) ([]*string, error) {
+	return a.Q.LastEndpointSuccess(ctx, endpointID)
 }
 
 func (a Adapter) LastIdempotencyRecordID(ctx context.Context) (string, error) {
@@ -327,6 +361,18 @@ func (a Adapter) ListDataKeys(ctx context.Context) ([]queries.DataKey, error) {
 	return out, nil
 }
 
+func (a Adapter) ListEndpointAttemptsSince(ctx context.Context, arg queries.ListEndpointAttemptsSinceParams) ([]queries.ListEndpointAttemptsSinceRow, error) {
+	rows, err := a.Q.ListEndpointAttemptsSince(ctx, ListEndpointAttemptsSinceParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ListEndpointAttemptsSinceRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ListEndpointAttemptsSinceRow(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) ListEventAttempts(ctx context.Context, eventID string) ([]queries.ListEventAttemptsRow, error) {
 	rows, err := a.Q.ListEventAttempts(ctx, eventID)
 	if err != nil {
@@ -351,6 +397,18 @@ func (a Adapter) ListEvents(ctx context.Context, arg queries.ListEventsParams) (
 	return out, nil
 }
 
+func (a Adapter) ListExchangeRateHistory(ctx context.Context, arg queries.ListExchangeRateHistoryParams) ([]queries.ExchangeRate, error) {
+	rows, err := a.Q.ListExchangeRateHistory(ctx, ListExchangeRateHistoryParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ExchangeRate, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ExchangeRate(r)
+	}
+	return out, nil
+}
+
 func (a Adapter) ListPayeeAddresses(ctx context.Context, arg queries.ListPayeeAddressesParams) ([]queries.PayeeAddress, error) {
 	rows, err := a.Q.ListPayeeAddresses(ctx, ListPayeeAddressesParams(arg))
 	if err != nil {
@@ -359,6 +417,90 @@ func (a Adapter) ListPayeeAddresses(ctx context.Context, arg queries.ListPayeeAd
 	out := make([]queries.PayeeAddress, len(rows))
 	for i, r := range rows {
 		out[i] = queries.PayeeAddress(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListPlatformsPage(ctx context.Context, arg queries.ListPlatformsPageParams) ([]queries.ListPlatformsPageRow, error) {
+	rows, err := a.Q.ListPlatformsPage(ctx, ListPlatformsPageParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ListPlatformsPageRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ListPlatformsPageRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListRuleCurrencies(ctx context.Context) ([]queries.ListRuleCurrenciesRow, error) {
+	rows, err := a.Q.ListRuleCurrencies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ListRuleCurrenciesRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ListRuleCurrenciesRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListUserBankAccounts(ctx context.Context, userID string) ([]queries.BankAccount, error) {
+	rows, err := a.Q.ListUserBankAccounts(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.BankAccount, len(rows))
+	for i, r := range rows {
+		out[i] = queries.BankAccount(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListUserCards(ctx context.Context, userID string) ([]queries.Card, error) {
+	rows, err := a.Q.ListUserCards(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.Card, len(rows))
+	for i, r := range rows {
+		out[i] = queries.Card(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListUserEvents(ctx context.Context, arg queries.ListUserEventsParams) ([]queries.Event, error) {
+	rows, err := a.Q.ListUserEvents(ctx, ListUserEventsParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.Event, len(rows))
+	for i, r := range rows {
+		out[i] = queries.Event(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListUserPayeeBanks(ctx context.Context, userID string) ([]queries.ListUserPayeeBanksRow, error) {
+	rows, err := a.Q.ListUserPayeeBanks(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.ListUserPayeeBanksRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.ListUserPayeeBanksRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) ListUserPayees(ctx context.Context, userID string) ([]queries.Payee, error) {
+	rows, err := a.Q.ListUserPayees(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.Payee, len(rows))
+	for i, r := range rows {
+		out[i] = queries.Payee(r)
 	}
 	return out, nil
 }
@@ -476,6 +618,18 @@ func (a Adapter) RetireDataKey(ctx context.Context, arg queries.RetireDataKeyPar
 func (a Adapter) RotateWebhookSecret(ctx context.Context, arg queries.RotateWebhookSecretParams) (queries.WebhookEndpoint, error) {
 	r, err := a.Q.RotateWebhookSecret(ctx, RotateWebhookSecretParams(arg))
 	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) SearchUsersByName(ctx context.Context, arg queries.SearchUsersByNameParams) ([]queries.User, error) {
+	rows, err := a.Q.SearchUsersByName(ctx, SearchUsersByNameParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.User, len(rows))
+	for i, r := range rows {
+		out[i] = queries.User(r)
+	}
+	return out, nil
 }
 
 func (a Adapter) SetBankAccountNumber(ctx context.Context, arg queries.SetBankAccountNumberParams) error {

@@ -20,6 +20,7 @@ type Querier interface {
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
+	CountEndpointPending(ctx context.Context, endpointID string) (int64, error)
 	// The row stays locked until the transaction ends: concurrent creates on one platform
 	// take their numbers one after the other, and a rolled-back create gives its number back.
 	CountNewUser(ctx context.Context, id string) (int64, error)
@@ -106,6 +107,7 @@ type Querier interface {
 	GetAPICredential(ctx context.Context, apiKey string) (GetAPICredentialRow, error)
 	GetBlindIndexKey(ctx context.Context) (string, error)
 	GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error)
+	GetEndpointFailingSince(ctx context.Context, arg GetEndpointFailingSinceParams) (*string, error)
 	GetEventPayload(ctx context.Context, id string) (string, error)
 	GetIdempotencyRecord(ctx context.Context, arg GetIdempotencyRecordParams) (IdempotencyKey, error)
 	GetPayeeAddress(ctx context.Context, arg GetPayeeAddressParams) (PayeeAddress, error)
@@ -116,7 +118,11 @@ type Querier interface {
 	GetPlatformUser(ctx context.Context, arg GetPlatformUserParams) (User, error)
 	GetRuleCountry(ctx context.Context, countryCode string) (PayeeRuleCountry, error)
 	GetUser(ctx context.Context, id string) (User, error)
+	// A platform's user whose email is email_key (lowercased): none or one.
+	GetUserByEmailKey(ctx context.Context, arg GetUserByEmailKeyParams) ([]User, error)
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
+	GetUserSettings(ctx context.Context, userID string) (UserSetting, error)
+	GetUserWallet(ctx context.Context, userID string) (Wallet, error)
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
@@ -133,6 +139,7 @@ type Querier interface {
 	// Before a resend: the delivery's success becomes a row of webhook_attempts.
 	KeepSuccessAsAttempt(ctx context.Context, arg KeepSuccessAsAttemptParams) error
 	LastBankAccountID(ctx context.Context) (string, error)
+	LastEndpointSuccess(ctx context.Context, endpointID string) ([]*string, error)
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
 	LastPlatformID(ctx context.Context) (string, error)
@@ -147,6 +154,9 @@ type Querier interface {
 	// primary key's index serves); an empty after starts at the first, an empty upto (no row
 	// when the walk started) finds none.
 	ListDataKeys(ctx context.Context) ([]DataKey, error)
+	// The endpoint's attempts (webhook_attempts and the deliveries' successes) at or after
+	// since, oldest first, at most max_rows.
+	ListEndpointAttemptsSince(ctx context.Context, arg ListEndpointAttemptsSinceParams) ([]ListEndpointAttemptsSinceRow, error)
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
 	// The platform's events in the order of their positions (xact_id, id), only those whose
@@ -156,9 +166,24 @@ type Querier interface {
 	// The horizon and the rows are read on one snapshot, the statement's.
 	// (At most one of the two lists has rows: the cursor names an event, or it does not.)
 	ListEvents(ctx context.Context, arg ListEventsParams) ([]ListEventsRow, error)
+	// The rates history of a payout currency, latest apply time first (of two with the same,
+	// the later recorded), at most page_size.
+	ListExchangeRateHistory(ctx context.Context, arg ListExchangeRateHistoryParams) ([]ExchangeRate, error)
 	// SQLite breaks a tie on created_at by rowid (insertion order); PostgreSQL has no rowid,
 	// so by id, a time-ordered (version 7) UUID unless the service is given another NewID.
 	ListPayeeAddresses(ctx context.Context, arg ListPayeeAddressesParams) ([]PayeeAddress, error)
+	// The console's reads (package console, through internal/overview): what the API has no
+	// operation for, read-only.
+	ListPlatformsPage(ctx context.Context, arg ListPlatformsPageParams) ([]ListPlatformsPageRow, error)
+	// The countries and payout currencies of the current payee rule set, by country.
+	ListRuleCurrencies(ctx context.Context) ([]ListRuleCurrenciesRow, error)
+	ListUserBankAccounts(ctx context.Context, userID string) ([]BankAccount, error)
+	ListUserCards(ctx context.Context, userID string) ([]Card, error)
+	// The platform's latest events whose payload contains part (a user's id), newest first,
+	// among its latest window events from from_id on: a bounded range of the index.
+	ListUserEvents(ctx context.Context, arg ListUserEventsParams) ([]ListUserEventsRow, error)
+	ListUserPayeeBanks(ctx context.Context, userID string) ([]ListUserPayeeBanksRow, error)
+	ListUserPayees(ctx context.Context, userID string) ([]Payee, error)
 	ListUsersPage(ctx context.Context, arg ListUsersPageParams) ([]User, error)
 	ListWebhookEndpoints(ctx context.Context, platformID string) ([]WebhookEndpoint, error)
 	ListWebhookSubscriptions(ctx context.Context, platformID string) ([]WebhookSubscription, error)
@@ -200,6 +225,9 @@ type Querier interface {
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
+	// A platform's users whose lowercased name contains name_part, by pw_id, among those
+	// after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
+	SearchUsersByName(ctx context.Context, arg SearchUsersByNameParams) ([]User, error)
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error
