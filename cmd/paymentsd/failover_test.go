@@ -52,7 +52,9 @@ func TestFailover(t *testing.T) {
 		run = 8 * time.Second
 	}
 	ctx := context.Background()
+	setUp := time.Now()
 	pair := newPGPair(t, bin, !*failoverAsync, *failoverDelay)
+	t.Logf("primary and standby streaming after %v", time.Since(setUp).Round(time.Millisecond))
 	dsn := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/payments?sslmode=disable&target_session_attrs=read-write",
 		pair.primaryPort, pair.standbyPort)
 	keyFile := filepath.Join(t.TempDir(), "payments.key")
@@ -84,6 +86,7 @@ func TestFailover(t *testing.T) {
 		servers.add(startInstance(t, exe, dsn, keyFile, i, "-webhook-allow-cidr", "127.0.0.0/8", "-webhook-timeout", "2s"))
 	}
 
+	t.Logf("%d instances ready after %v", n, time.Since(setUp).Round(time.Millisecond))
 	const clients = 32
 	shared := &recentUsers{}
 	var (
@@ -189,7 +192,9 @@ func TestFailover(t *testing.T) {
 	}
 	if *failoverAsync {
 		// Acknowledged writes may be lost: count them rather than fail.
-		t.Logf("asynchronous: %d acknowledged users missing from the new primary", pair.missingUsers(t, dsn, acked))
+		t.Logf("asynchronous: acknowledged but missing from the new primary: %d users, %d bank accounts, %d payee banks",
+			missingIn(pair, t, "users", acked.users), missingIn(pair, t, "bank_accounts", acked.accounts),
+			missingIn(pair, t, "payee_banks", acked.payeeBanks))
 		return
 	}
 	_, live := servers.next(0)
@@ -206,6 +211,9 @@ type pgPair struct {
 	bin, dir                 string
 	primaryPort, standbyPort int
 	asRoot                   bool
+	// cut, when the stream goes through a delaying proxy, ends it and drops what it
+	// holds: the link goes with the primary's machine.
+	cut func()
 }
 
 // newPGPair initdb's a primary, starts it (the standby it waits for synchronous unless
@@ -245,7 +253,7 @@ func newPGPair(t *testing.T, bin string, sync bool, delay time.Duration) *pgPair
 
 	source := p.primaryPort
 	if delay > 0 {
-		source = delayProxy(t, p.primaryPort, delay)
+		source, p.cut = delayProxy(t, p.primaryPort, delay)
 	}
 	p.pg(t, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(source), "-U", "postgres", "-D", standby, "-R", "-X", "stream", "--no-sync")
 	// The standby, once promoted, has no standby of its own: it must not wait for one.
@@ -345,6 +353,9 @@ func (p *pgPair) killPrimary() time.Time {
 	for _, c := range children {
 		_ = syscall.Kill(c, syscall.SIGKILL)
 	}
+	if p.cut != nil {
+		p.cut()
+	}
 	return time.Now()
 }
 
@@ -379,11 +390,11 @@ func (p *pgPair) promote() (time.Time, error) {
 	return time.Now(), nil
 }
 
-// missingUsers counts the acknowledged users the database (the new primary) lacks.
-func (p *pgPair) missingUsers(t *testing.T, dsn string, acked world) int {
+// missingIn counts the acknowledged ids the table of the new primary lacks.
+func missingIn[V any](p *pgPair, t *testing.T, table string, acked map[string]V) int {
 	t.Helper()
 	out, err := p.output("psql", "-h", "127.0.0.1", "-p", strconv.Itoa(p.standbyPort), "-U", "postgres", "-At", "-d", "payments",
-		"-c", "SELECT id FROM users")
+		"-c", "SELECT id FROM "+table)
 	if err != nil {
 		t.Fatalf("psql: %v\n%s", err, out)
 	}
@@ -392,7 +403,7 @@ func (p *pgPair) missingUsers(t *testing.T, dsn string, acked world) int {
 		have[id] = true
 	}
 	missing := 0
-	for id := range acked.users {
+	for id := range acked {
 		if !have[id] {
 			missing++
 		}
@@ -413,14 +424,34 @@ func freePort(t *testing.T) int {
 
 // delayProxy forwards connections on a port of 127.0.0.1 to port, each chunk either way
 // delivered delay after it was read (a slow link between standby and primary); it
-// returns its port.
-func delayProxy(t *testing.T, port int, delay time.Duration) int {
+// returns its port, and a function that cuts the link: every connection closed, what
+// was in flight dropped.
+func delayProxy(t *testing.T, port int, delay time.Duration) (int, func()) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	var (
+		mu    sync.Mutex
+		cut   bool
+		conns []net.Conn
+	)
+	isCut := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return cut
+	}
+	cutAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		cut = true
+		_ = l.Close()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	t.Cleanup(cutAll)
 	pass := func(dst, src net.Conn) {
 		type chunk struct {
 			b  []byte
@@ -431,6 +462,9 @@ func delayProxy(t *testing.T, port int, delay time.Duration) int {
 			defer dst.Close()
 			for c := range q {
 				time.Sleep(time.Until(c.at))
+				if isCut() {
+					return
+				}
 				if _, err := dst.Write(c.b); err != nil {
 					return
 				}
@@ -459,9 +493,12 @@ func delayProxy(t *testing.T, port int, delay time.Duration) int {
 				_ = c.Close()
 				continue
 			}
+			mu.Lock()
+			conns = append(conns, c, s)
+			mu.Unlock()
 			go pass(s, c)
 			go pass(c, s)
 		}
 	}()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, cutAll
 }
