@@ -255,7 +255,7 @@ func newPGPair(t *testing.T, bin string, sync bool, delay time.Duration) *pgPair
 	if delay > 0 {
 		source, p.cut = delayProxy(t, p.primaryPort, delay)
 	}
-	p.pg(t, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(source), "-U", "postgres", "-D", standby, "-R", "-X", "stream", "--no-sync")
+	p.pg(t, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(source), "-U", "postgres", "-D", standby, "-R", "-X", "stream", "-c", "fast", "--no-sync")
 	// The standby, once promoted, has no standby of its own: it must not wait for one.
 	p.appendConf(t, standby, fmt.Sprintf("synchronous_standby_names = ''\nport = %d\n", p.standbyPort))
 	p.pg(t, "pg_ctl", "-D", standby, "-l", filepath.Join(dir, "standby.log"), "-w", "-t", "30", "start")
