@@ -27,6 +27,7 @@ import (
 
 	"github.com/platform-payments/payments"
 	"github.com/platform-payments/payments/internal/outbox"
+	"github.com/platform-payments/payments/internal/scrape"
 	"github.com/platform-payments/payments/internal/version"
 	"github.com/platform-payments/payments/internal/webhook"
 	"github.com/platform-payments/payments/internal/webhook/egress"
@@ -96,6 +97,8 @@ type Dispatcher struct {
 	log    *slog.Logger
 
 	attempts *prometheus.CounterVec
+	// pending reads the deliveries waiting for the metrics, keeping the last good figures.
+	pending *scrape.Reading[pendingFigures]
 }
 
 // New returns a dispatcher of svc's deliveries.
@@ -140,6 +143,11 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 			Help: "Webhook delivery attempts, by outcome: succeeded, retrying (failed, tried again later), failed (for good), gone (410: the endpoint is disabled).",
 		}, []string{"outcome"}),
 	}
+	box := d.box
+	d.pending = scrape.New(func(ctx context.Context) (pendingFigures, error) {
+		n, oldest, err := box.PendingDeliveries(ctx)
+		return pendingFigures{n, oldest}, err
+	}, pendingTimeout)
 	// Every outcome is shown from the start, at 0, rather than from its first attempt:
 	// the counter is there to scrape and alert on before anything is sent.
 	for _, o := range outcomes {
@@ -202,9 +210,12 @@ func (s sender) within(raw string) bool {
 }
 
 // Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries
-// waiting, and the age of the oldest event among them.
+// waiting, and the age of the oldest event among them. The deliveries waiting are read
+// from the database in the background (the first read starts here): a scrape waits 50 ms
+// at most for its read, and otherwise reports the last good figures, with their age.
 func (d *Dispatcher) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{d.attempts, pendingCollector{d.box}}
+	d.pending.Start()
+	return []prometheus.Collector{d.attempts, pendingCollector{d.pending}}
 }
 
 // Run sends due deliveries until ctx is done, then waits for the attempts under way
@@ -465,30 +476,47 @@ func (d *Dispatcher) prune(ctx context.Context) {
 	}
 }
 
-// pendingCollector reports the deliveries waiting and the age of the oldest.
-type pendingCollector struct{ box *outbox.Outbox }
+// pendingCollector reports the deliveries waiting and the age of the oldest, as last
+// read from the database, and how old that reading is. Before the first good read, it
+// reports none of them.
+type pendingCollector struct {
+	pending *scrape.Reading[pendingFigures]
+}
+
+// pendingFigures are what a read of the deliveries waiting found.
+type pendingFigures struct {
+	n      int64
+	oldest time.Time
+}
+
+// pendingTimeout bounds a read of the deliveries waiting.
+const pendingTimeout = 5 * time.Second
 
 var (
 	pendingDesc = prometheus.NewDesc("payments_webhook_deliveries_pending",
 		"Webhook deliveries waiting to be sent or retried.", nil, nil)
 	oldestDesc = prometheus.NewDesc("payments_webhook_oldest_pending_seconds",
 		"Age of the oldest event with a delivery waiting; 0 when none waits.", nil, nil)
+	pendingAgeDesc = prometheus.NewDesc("payments_webhook_pending_read_age_seconds",
+		"Seconds since payments_webhook_deliveries_pending and payments_webhook_oldest_pending_seconds were read from the database: while it cannot be read, they keep their last good figures and this grows.", nil, nil)
 )
 
-func (pendingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- pendingDesc; ch <- oldestDesc }
+func (pendingCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pendingDesc
+	ch <- oldestDesc
+	ch <- pendingAgeDesc
+}
 
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	n, oldest, err := c.box.PendingDeliveries(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(pendingDesc, err)
-		return
+	r := c.pending.Get()
+	if r.At.IsZero() {
+		return // never read yet
 	}
 	age := 0.0
-	if !oldest.IsZero() {
-		age = time.Since(oldest).Seconds()
+	if !r.Value.oldest.IsZero() {
+		age = time.Since(r.Value.oldest).Seconds()
 	}
-	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(r.Value.n))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+	ch <- prometheus.MustNewConstMetric(pendingAgeDesc, prometheus.GaugeValue, time.Since(r.At).Seconds())
 }

@@ -59,6 +59,7 @@ func TestCollectors(t *testing.T) {
 	w := newWorld(t, dispatch.Options{Schedule: []time.Duration{time.Hour}}) // a retry long after the test
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(w.dispatcher.Collectors()...)
+	dispatch.FreshScrapes(w.dispatcher)
 
 	const (
 		succeeded = `payments_webhook_attempts_total{outcome="succeeded"}`

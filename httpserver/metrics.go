@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/platform-payments/payments"
+	"github.com/platform-payments/payments/internal/scrape"
 )
 
 // Metrics are the handler's Prometheus metrics, in a registry of their own (never the
@@ -87,7 +89,7 @@ func NewMetrics(svc *payments.Service) *Metrics {
 	m.series.Store(&map[requestSeries]requestMetrics{})
 	m.reg.MustRegister(m.requests, m.duration, m.inFlight, m.rateLimited, m.authFailures, m.serverErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		storeCollector{svc})
+		newStoreCollector(svc))
 	return m
 }
 
@@ -160,8 +162,26 @@ func statusLabel(status int) string {
 	return strconv.Itoa(status)
 }
 
-// storeCollector reads the service's pools and commit batches at each scrape.
-type storeCollector struct{ svc *payments.Service }
+// storeCollector reads the service's pools and commit batches at each scrape, and
+// whether the database answers a trivial query (Service.Ping) in the background
+// (scrape.Reading): a scrape never waits long for a database that does not answer.
+type storeCollector struct {
+	svc  *payments.Service
+	ping *scrape.Reading[struct{}]
+}
+
+// pingTimeout bounds the metrics' check that the database answers: /readyz's bound.
+const pingTimeout = readyTimeout
+
+// newStoreCollector returns the collector of svc's store, its first check of the
+// database begun (unless svc is nil: metrics that are never scraped).
+func newStoreCollector(svc *payments.Service) storeCollector {
+	ping := scrape.New(func(ctx context.Context) (struct{}, error) { return struct{}{}, svc.Ping(ctx) }, pingTimeout)
+	if svc != nil {
+		ping.Start()
+	}
+	return storeCollector{svc: svc, ping: ping}
+}
 
 var (
 	dbOpen = prometheus.NewDesc("payments_db_open_connections",
@@ -178,15 +198,22 @@ var (
 		"Time callers waited for a connection, by pool.", []string{"pool"}, nil)
 	commitBatch = prometheus.NewDesc("payments_commit_batch_size",
 		"Write operations committed in one transaction: a batch of the engine's group commit.", nil, nil)
+	dbUp = prometheus.NewDesc("payments_db_up",
+		"1 when the database answered the last check (a trivial query, bounded by 1 s, begun by a scrape that waits 50 ms at most for it), 0 when it did not.", nil, nil)
 )
 
 func (storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dbOpen, dbInUse, dbIdle, dbMaxOpen, dbWaits, dbWaitSeconds, commitBatch} {
+	for _, d := range []*prometheus.Desc{dbOpen, dbInUse, dbIdle, dbMaxOpen, dbWaits, dbWaitSeconds, commitBatch, dbUp} {
 		ch <- d
 	}
 }
 
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
+	up := 0.0
+	if c.ping.Get().Up {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(dbUp, prometheus.GaugeValue, up)
 	st := c.svc.Stats()
 	for pool, s := range st.Pools {
 		ch <- prometheus.MustNewConstMetric(dbOpen, prometheus.GaugeValue, float64(s.OpenConnections), pool)

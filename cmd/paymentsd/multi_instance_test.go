@@ -305,6 +305,22 @@ type instance struct {
 	// served counts the requests it answered; retried those sent to it again under
 	// their key after the first try's answer was lost.
 	served, retried atomic.Int64
+	// wrote holds when it acknowledged each write (200 to a keyed request).
+	wroteMu sync.Mutex
+	wrote   []time.Time
+}
+
+// firstWriteAfter returns when the instance first acknowledged a write after t, and
+// whether it did.
+func (srv *instance) firstWriteAfter(t time.Time) (time.Time, bool) {
+	srv.wroteMu.Lock()
+	defer srv.wroteMu.Unlock()
+	for _, w := range srv.wrote {
+		if w.After(t) {
+			return w, true
+		}
+	}
+	return time.Time{}, false
 }
 
 func (srv *instance) live() bool {
@@ -388,6 +404,10 @@ type client struct {
 	// endpoints are made with (subscribed to an event none of its writes makes).
 	banks []string
 	spare string
+	// unavailable, when set, takes the 503s (the database out of reach: a failover) as
+	// a client should, sending the request again under its key after a pause; each is
+	// noted there. Without it, a 503 fails the test as any 5xx.
+	unavailable func(at time.Time)
 }
 
 // recentUsers are the last users the clients made, shared by them all.
@@ -421,7 +441,7 @@ func (e *serverFault) Error() string { return fmt.Sprintf("HTTP %d: %s", e.statu
 // send sends one request, under its own Idempotency-Key when it changes something, to
 // the next live instance. A try whose answer is lost (an instance killed under it) is sent
 // again under the same key to the next live instance, as is one answered 409 while the
-// key's first try is still in flight, for up to 10 s: the key settles what the lost try
+// key's first try is still in flight, for up to 20 s: the key settles what the lost try
 // did. An error is the request's fate unknown (every try lost), or an answer but a 200;
 // one of 500 or more is a *serverFault.
 func (cl *client) send(method, target string, body []byte, userAPI bool, data any) error {
@@ -430,7 +450,7 @@ func (cl *client) send(method, target string, body []byte, userAPI bool, data an
 		key = uuid.NewString()
 	}
 	var err error
-	for try, first := 0, time.Now(); try == 0 || time.Since(first) < 10*time.Second; try++ {
+	for try, first := 0, time.Now(); try == 0 || time.Since(first) < 20*time.Second; try++ {
 		var resp *http.Response
 		var raw []byte
 		var srv *instance
@@ -445,6 +465,11 @@ func (cl *client) send(method, target string, body []byte, userAPI bool, data an
 			continue
 		case resp.StatusCode == http.StatusConflict && key != "" && bytes.Contains(raw, []byte("still being processed")):
 			time.Sleep(50 * time.Millisecond)
+			err = fmt.Errorf("%s %s: HTTP %d: %s", method, target, resp.StatusCode, raw)
+			continue
+		case resp.StatusCode == http.StatusServiceUnavailable && cl.unavailable != nil:
+			cl.unavailable(time.Now())
+			time.Sleep(100 * time.Millisecond) // Retry-After: 1, shortened for the test
 			err = fmt.Errorf("%s %s: HTTP %d: %s", method, target, resp.StatusCode, raw)
 			continue
 		case resp.StatusCode >= 500:
@@ -495,6 +520,11 @@ func (cl *client) try(srv *instance, method, target string, body []byte, userAPI
 		return nil, nil, err
 	}
 	srv.served.Add(1)
+	if key != "" && resp.StatusCode == http.StatusOK {
+		srv.wroteMu.Lock()
+		srv.wrote = append(srv.wrote, time.Now())
+		srv.wroteMu.Unlock()
+	}
 	return resp, raw, nil
 }
 
@@ -652,7 +682,7 @@ func (cl *client) addPayeeBank(w *world) error {
 func check(t *testing.T, dsn string, platform payments.PlatformCredentials, srv *instance, acked world, lost int) {
 	t.Helper()
 	driver := "sqlite"
-	if pgtest.Enabled() {
+	if payments.IsPostgres(dsn) {
 		driver = "pgx"
 	}
 	db, err := sql.Open(driver, dsn)

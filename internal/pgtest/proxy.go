@@ -1,7 +1,6 @@
 package pgtest
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -10,12 +9,15 @@ import (
 
 // Proxy forwards TCP connections to a server, so that a test can take the server away
 // and bring it back: Down closes every connection and refuses new ones, as a server that
-// stops does; Up listens again on the same address.
+// stops does; Stall keeps every connection open but passes nothing either way, and
+// accepts new ones that nothing answers, as when the server's host is gone without a
+// word; Up listens again on the same address (and ends a stall).
 type Proxy struct {
 	addr, target string
 	mu           sync.Mutex
 	l            net.Listener
 	conns        map[net.Conn]bool
+	stalled      bool
 	wg           sync.WaitGroup
 }
 
@@ -53,18 +55,62 @@ func (p *Proxy) serve(l net.Listener) {
 			if err != nil {
 				return
 			}
+			p.mu.Lock()
+			stalled := p.stalled
+			p.conns[c] = true
+			p.mu.Unlock()
+			if stalled {
+				continue // held open, unanswered, until Down
+			}
 			s, err := net.Dial("tcp", p.target)
 			if err != nil {
 				_ = c.Close()
 				continue
 			}
 			p.mu.Lock()
-			p.conns[c], p.conns[s] = true, true
+			p.conns[s] = true
 			p.mu.Unlock()
-			go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
-			go func() { _, _ = io.Copy(c, s); _ = c.Close() }()
+			go func() { p.copy(s, c); _ = s.Close() }()
+			go func() { p.copy(c, s); _ = c.Close() }()
 		}
 	}()
+}
+
+// copy passes what src sends to dst, dropping it while the proxy is stalled.
+func (p *Proxy) copy(dst, src net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			stalled := p.stalled
+			p.mu.Unlock()
+			if !stalled {
+				if _, err := dst.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Stall passes nothing more either way on any connection, and holds new ones open
+// unanswered, until Up (after Down) or Resume.
+func (p *Proxy) Stall() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stalled = true
+}
+
+// Resume ends a stall: the connections held through it stay broken (what was sent was
+// dropped), new ones reach the server again.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stalled = false
 }
 
 // Down closes every connection and stops listening. Safe to call again.
@@ -90,6 +136,7 @@ func (p *Proxy) Up(tb testing.TB) {
 		tb.Fatal(err)
 	}
 	p.mu.Lock()
+	p.stalled = false
 	p.serve(l)
 	p.mu.Unlock()
 }
