@@ -98,7 +98,22 @@ type WebhookEndpoint struct {
 	Status         EndpointStatus `json:"status"`
 	DisabledReason *string        `json:"disabled_reason"`
 	CreatedAt      time.Time      `json:"created_at"`
-	Secret         string         `json:"secret,omitempty"`
+	// The endpoint's health, in the answers of Get, List, Update and Disable Webhook
+	// Endpoint.
+	*EndpointHealth
+	Secret string `json:"secret,omitempty"`
+}
+
+// EndpointHealth is how an endpoint's deliveries fare: its last attempt answered with a
+// 2xx and its last one not, when its current run of failures began, how many deliveries
+// wait, and the share of its last 100 attempts that succeeded (0 to 1, null before the
+// first).
+type EndpointHealth struct {
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	LastFailureAt *time.Time `json:"last_failure_at"`
+	FailingSince  *time.Time `json:"failing_since"`
+	Pending       int64      `json:"pending"`
+	SuccessRate   *float64   `json:"success_rate"`
 }
 
 // NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
@@ -144,9 +159,8 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		if err != nil {
 			return notFound(err, "Platform not found.")
 		}
-		// https only for a production platform, whichever service registers the URL.
-		if err := webhook.CheckURL(in.URL, Environment(p.Environment) == Production, s.webhookAllow...); err != nil {
-			return invalid(FieldError{Type: "url_parsing", Loc: []any{"body", "url"}, Msg: err.Error(), Input: in.URL})
+		if err := s.checkWebhookURL(&in.URL, Environment(p.Environment)); err != nil {
+			return err
 		}
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
@@ -169,13 +183,14 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		if e, err = endpointFromRow(row, subs); err != nil {
 			return err
 		}
-		e.Secret = secret.Text()
+		e.Secret, e.EndpointHealth = secret.Text(), nil
 		return nil
 	})
 	return e, err
 }
 
-// ListWebhookEndpoints returns the platform's endpoints, oldest first, without secrets.
+// ListWebhookEndpoints returns the platform's endpoints, oldest first, with their health
+// and without secrets.
 //
 // Returns CodeNotFound for an unknown platform.
 func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID) ([]WebhookEndpoint, error) {
@@ -185,6 +200,11 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID
 			return notFound(err, "Platform not found.")
 		}
 		out, err = s.platformEndpoints(ctx, q, platformID)
+		for i := range out {
+			if err == nil {
+				err = out[i].addHealth(ctx, q)
+			}
+		}
 		return err
 	})
 	return out, err
@@ -244,7 +264,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
-	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, false, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
 		row, err := q.EnableWebhookEndpoint(ctx, queries.EnableWebhookEndpointParams{ID: id, PlatformID: platformID.String()})
 		return row, "", err
 	})
@@ -257,7 +277,7 @@ func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
-	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, false, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
 		secret := webhook.NewSecret()
 		row, err := q.RotateWebhookSecret(ctx, queries.RotateWebhookSecretParams{
 			PreviousUntil: new(formatTime(s.Now().Add(secretOverlap))),
@@ -270,7 +290,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID,
 
 // changeEndpoint runs change on an endpoint of the platform and returns the endpoint as
 // it leaves it, with the secret change returns.
-func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string,
+func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string, health bool,
 	change func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error)) (WebhookEndpoint, error) {
 	if err := s.validateEndpointID(endpointID); err != nil {
 		return WebhookEndpoint{}, err
@@ -286,7 +306,11 @@ func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endp
 		if err != nil {
 			return err
 		}
-		e, err = endpointFromRow(row, subs)
+		if e, err = endpointFromRow(row, subs); err == nil && health {
+			err = e.addHealth(ctx, q)
+		} else if !health {
+			e.EndpointHealth = nil
+		}
 		e.Secret = secret
 		return err
 	})
@@ -302,6 +326,11 @@ func (s *Service) validateEndpointID(id string) error {
 // subscriptions of its platform's endpoints), or AllEvents.
 func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscription) (WebhookEndpoint, error) {
 	created, err := parseTime(r.CreatedAt)
+	var failing *time.Time
+	if r.FailingSince != nil && err == nil {
+		failing = new(time.Time)
+		*failing, err = parseTime(*r.FailingSince)
+	}
 	events := []string{AllEvents}
 	if r.AllEvents == 0 {
 		events = []string{}
@@ -313,7 +342,7 @@ func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscripti
 	}
 	return WebhookEndpoint{
 		ID: uuid.MustParse(r.ID), URL: r.Url, Description: r.Description, Events: events,
-		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
+		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created, EndpointHealth: &EndpointHealth{FailingSince: failing},
 	}, err
 }
 

@@ -45,6 +45,10 @@ func (a Adapter) AddWebhookSubscription(ctx context.Context, arg queries.AddWebh
 	return a.Q.AddWebhookSubscription(ctx, AddWebhookSubscriptionParams(arg))
 }
 
+func (a Adapter) AttemptTime(ctx context.Context, arg queries.AttemptTimeParams) (string, error) {
+	return a.Q.AttemptTime(ctx, AttemptTimeParams(arg))
+}
+
 func (a Adapter) BankAccountNumbersAfter(ctx context.Context, arg queries.BankAccountNumbersAfterParams) ([]queries.BankAccountNumbersAfterRow, error) {
 	rows, err := a.Q.BankAccountNumbersAfter(ctx, BankAccountNumbersAfterParams(arg))
 	if err != nil {
@@ -71,6 +75,10 @@ func (a Adapter) ClaimDeliveries(ctx context.Context, arg queries.ClaimDeliverie
 
 func (a Adapter) ClearDefaultAccount(ctx context.Context, userID string) error {
 	return a.Q.ClearDefaultAccount(ctx, userID)
+}
+
+func (a Adapter) ClearWebhookSubscriptions(ctx context.Context, endpointID string) error {
+	return a.Q.ClearWebhookSubscriptions(ctx, endpointID)
 }
 
 func (a Adapter) CountNewUser(ctx context.Context, id string) (int64, error) {
@@ -190,6 +198,10 @@ func (a Adapter) DeleteWebhookEndpoint(ctx context.Context, arg queries.DeleteWe
 	return a.Q.DeleteWebhookEndpoint(ctx, DeleteWebhookEndpointParams(arg))
 }
 
+func (a Adapter) DisableFailingEndpoint(ctx context.Context, arg queries.DisableFailingEndpointParams) (int64, error) {
+	return a.Q.DisableFailingEndpoint(ctx, DisableFailingEndpointParams(arg))
+}
+
 func (a Adapter) DisableWebhookEndpoint(ctx context.Context, arg queries.DisableWebhookEndpointParams) error {
 	return a.Q.DisableWebhookEndpoint(ctx, DisableWebhookEndpointParams(arg))
 }
@@ -197,6 +209,35 @@ func (a Adapter) DisableWebhookEndpoint(ctx context.Context, arg queries.Disable
 func (a Adapter) EnableWebhookEndpoint(ctx context.Context, arg queries.EnableWebhookEndpointParams) (queries.WebhookEndpoint, error) {
 	r, err := a.Q.EnableWebhookEndpoint(ctx, EnableWebhookEndpointParams(arg))
 	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) EndpointAttempts(ctx context.Context, arg queries.EndpointAttemptsParams) ([]queries.EndpointAttemptsRow, error) {
+	rows, err := a.Q.EndpointAttempts(ctx, EndpointAttemptsParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.EndpointAttemptsRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.EndpointAttemptsRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) EndpointHealth(ctx context.Context, id string) (queries.EndpointHealthRow, error) {
+	r, err := a.Q.EndpointHealth(ctx, id)
+	return queries.EndpointHealthRow(r), err
+}
+
+func (a Adapter) EndpointSuccesses(ctx context.Context, arg queries.EndpointSuccessesParams) ([]queries.EndpointSuccessesRow, error) {
+	rows, err := a.Q.EndpointSuccesses(ctx, EndpointSuccessesParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.EndpointSuccessesRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.EndpointSuccessesRow(r)
+	}
+	return out, nil
 }
 
 func (a Adapter) ExtendClaim(ctx context.Context, arg queries.ExtendClaimParams) error {
@@ -273,6 +314,11 @@ func (a Adapter) GetUser(ctx context.Context, id string) (queries.User, error) {
 func (a Adapter) GetUserPayee(ctx context.Context, arg queries.GetUserPayeeParams) (queries.Payee, error) {
 	r, err := a.Q.GetUserPayee(ctx, GetUserPayeeParams(arg))
 	return queries.Payee(r), err
+}
+
+func (a Adapter) GetWebhookEndpoint(ctx context.Context, arg queries.GetWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.GetWebhookEndpoint(ctx, GetWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) HoldDelivery(ctx context.Context, arg queries.HoldDeliveryParams) error {
@@ -407,6 +453,11 @@ func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return a.Q.MarkEndpointSucceeding(ctx, id)
 }
 
+func (a Adapter) PauseWebhookEndpoint(ctx context.Context, arg queries.PauseWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.PauseWebhookEndpoint(ctx, PauseWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
+}
+
 func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBankNumbersAfterParams) ([]queries.PayeeBankNumbersAfterRow, error) {
 	rows, err := a.Q.PayeeBankNumbersAfter(ctx, PayeeBankNumbersAfterParams(arg))
 	if err != nil {
@@ -454,6 +505,10 @@ func (a Adapter) RecordDelivery(ctx context.Context, arg queries.RecordDeliveryP
 
 func (a Adapter) RecordSuccess(ctx context.Context, arg queries.RecordSuccessParams) (int64, error) {
 	return a.Q.RecordSuccess(ctx, RecordSuccessParams(arg))
+}
+
+func (a Adapter) RecoverDeliveries(ctx context.Context, arg queries.RecoverDeliveriesParams) (int64, error) {
+	return a.Q.RecoverDeliveries(ctx, RecoverDeliveriesParams(arg))
 }
 
 func (a Adapter) ReleaseClaims(ctx context.Context) (int64, error) {
@@ -524,6 +579,15 @@ func (a Adapter) SubscribedPlatforms(ctx context.Context, type_ string) ([]queri
 		out[i] = queries.SubscribedPlatformsRow(r)
 	}
 	return out, nil
+}
+
+func (a Adapter) SuccessTime(ctx context.Context, arg queries.SuccessTimeParams) (string, error) {
+	return a.Q.SuccessTime(ctx, SuccessTimeParams(arg))
+}
+
+func (a Adapter) UpdateWebhookEndpoint(ctx context.Context, arg queries.UpdateWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.UpdateWebhookEndpoint(ctx, UpdateWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {
