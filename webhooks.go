@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/hooks"
 	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
@@ -98,22 +99,9 @@ type WebhookEndpoint struct {
 	Status         EndpointStatus `json:"status"`
 	DisabledReason *string        `json:"disabled_reason"`
 	CreatedAt      time.Time      `json:"created_at"`
-	// The endpoint's health, in the answers of Get, List, Update and Disable Webhook
-	// Endpoint.
+	// Its health, in the answers of List, Get, Update and Disable Webhook Endpoint.
 	*EndpointHealth
 	Secret string `json:"secret,omitempty"`
-}
-
-// EndpointHealth is how an endpoint's deliveries fare: its last attempt answered with a
-// 2xx and its last one not, when its current run of failures began, how many deliveries
-// wait, and the share of its last 100 attempts that succeeded (0 to 1, null before the
-// first).
-type EndpointHealth struct {
-	LastSuccessAt *time.Time `json:"last_success_at"`
-	LastFailureAt *time.Time `json:"last_failure_at"`
-	FailingSince  *time.Time `json:"failing_since"`
-	Pending       int64      `json:"pending"`
-	SuccessRate   *float64   `json:"success_rate"`
 }
 
 // NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
@@ -183,7 +171,7 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		if e, err = endpointFromRow(row, subs); err != nil {
 			return err
 		}
-		e.Secret, e.EndpointHealth = secret.Text(), nil
+		e.Secret = secret.Text()
 		return nil
 	})
 	return e, err
@@ -202,7 +190,7 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID
 		out, err = s.platformEndpoints(ctx, q, platformID)
 		for i := range out {
 			if err == nil {
-				err = out[i].addHealth(ctx, q)
+				out[i].EndpointHealth, err = hooks.Health(ctx, q, out[i].ID.String())
 			}
 		}
 		return err
@@ -289,7 +277,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID,
 }
 
 // changeEndpoint runs change on an endpoint of the platform and returns the endpoint as
-// it leaves it, with the secret change returns.
+// it leaves it, with the secret change returns (and its health, when health is set).
 func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string, health bool,
 	change func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error)) (WebhookEndpoint, error) {
 	if err := s.validateEndpointID(endpointID); err != nil {
@@ -307,9 +295,7 @@ func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endp
 			return err
 		}
 		if e, err = endpointFromRow(row, subs); err == nil && health {
-			err = e.addHealth(ctx, q)
-		} else if !health {
-			e.EndpointHealth = nil
+			e.EndpointHealth, err = hooks.Health(ctx, q, id)
 		}
 		e.Secret = secret
 		return err
@@ -326,11 +312,6 @@ func (s *Service) validateEndpointID(id string) error {
 // subscriptions of its platform's endpoints), or AllEvents.
 func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscription) (WebhookEndpoint, error) {
 	created, err := parseTime(r.CreatedAt)
-	var failing *time.Time
-	if r.FailingSince != nil && err == nil {
-		failing = new(time.Time)
-		*failing, err = parseTime(*r.FailingSince)
-	}
 	events := []string{AllEvents}
 	if r.AllEvents == 0 {
 		events = []string{}
@@ -342,7 +323,7 @@ func endpointFromRow(r queries.WebhookEndpoint, subs []queries.WebhookSubscripti
 	}
 	return WebhookEndpoint{
 		ID: uuid.MustParse(r.ID), URL: r.Url, Description: r.Description, Events: events,
-		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created, EndpointHealth: &EndpointHealth{FailingSince: failing},
+		Status: EndpointStatus(r.Status), DisabledReason: r.DisabledReason, CreatedAt: created,
 	}, err
 }
 

@@ -62,8 +62,8 @@ type Querier interface {
 	// The endpoint's attempts logged in webhook_attempts, newest first, those before the
 	// position (before_at, before_id) when before_at is not ''.
 	EndpointAttempts(ctx context.Context, arg EndpointAttemptsParams) ([]EndpointAttemptsRow, error)
-	// The times of an endpoint's last success and last failure ('' for none) and how many of
-	// its deliveries wait.
+	// The times of an endpoint's last success and last failure and of the start of its run of
+	// failures ('' for none), and how many of its deliveries wait.
 	EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error)
 	// The endpoint's successes kept in its deliveries' rows, newest first, as EndpointAttempts.
 	EndpointSuccesses(ctx context.Context, arg EndpointSuccessesParams) ([]EndpointSuccessesRow, error)

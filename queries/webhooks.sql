@@ -179,8 +179,8 @@ UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = sqlc.arg(dis
 WHERE id = sqlc.arg(id) AND status = 'enabled';
 
 -- name: EndpointHealth :one
--- The times of an endpoint's last success and last failure ('' for none) and how many of
--- its deliveries wait.
+-- The times of an endpoint's last success and last failure and of the start of its run of
+-- failures ('' for none), and how many of its deliveries wait.
 SELECT
     CAST(coalesce((SELECT max(d.succeeded_at) FROM webhook_deliveries d
         WHERE d.endpoint_id = sqlc.arg(id) AND d.success_attempt IS NOT NULL), '') AS TEXT) AS delivery_success,
@@ -188,6 +188,7 @@ SELECT
         WHERE a.endpoint_id = sqlc.arg(id) AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299), '') AS TEXT) AS attempt_success,
     CAST(coalesce((SELECT max(f.attempted_at) FROM webhook_attempts f
         WHERE f.endpoint_id = sqlc.arg(id) AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)), '') AS TEXT) AS failure,
+    CAST(coalesce((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = sqlc.arg(id)), '') AS TEXT) AS failing_since,
     (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = sqlc.arg(id) AND p.state = 'pending') AS pending;
 
 -- name: EndpointAttempts :many

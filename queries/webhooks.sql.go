@@ -342,6 +342,7 @@ SELECT
         WHERE a.endpoint_id = ?1 AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299), '') AS TEXT) AS attempt_success,
     CAST(coalesce((SELECT max(f.attempted_at) FROM webhook_attempts f
         WHERE f.endpoint_id = ?1 AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)), '') AS TEXT) AS failure,
+    CAST(coalesce((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = ?1), '') AS TEXT) AS failing_since,
     (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = ?1 AND p.state = 'pending') AS pending
 `
 
@@ -349,11 +350,12 @@ type EndpointHealthRow struct {
 	DeliverySuccess string
 	AttemptSuccess  string
 	Failure         string
+	FailingSince    string
 	Pending         int64
 }
 
-// The times of an endpoint's last success and last failure (” for none) and how many of
-// its deliveries wait.
+// The times of an endpoint's last success and last failure and of the start of its run of
+// failures (” for none), and how many of its deliveries wait.
 func (q *Queries) EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error) {
 	row := q.queryRow(ctx, q.endpointHealthStmt, endpointHealth, id)
 	var i EndpointHealthRow
@@ -361,6 +363,7 @@ func (q *Queries) EndpointHealth(ctx context.Context, id string) (EndpointHealth
 		&i.DeliverySuccess,
 		&i.AttemptSuccess,
 		&i.Failure,
+		&i.FailingSince,
 		&i.Pending,
 	)
 	return i, err

@@ -186,6 +186,7 @@ SELECT
         WHERE a.endpoint_id = sqlc.arg(id) AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS attempt_success,
     coalesce(to_char((SELECT max(f.attempted_at) FROM webhook_attempts f
         WHERE f.endpoint_id = sqlc.arg(id) AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failure,
+    coalesce(to_char((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = sqlc.arg(id)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failing_since,
     (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = sqlc.arg(id) AND p.state = 'pending') AS pending;
 
 -- name: EndpointAttempts :many

@@ -335,6 +335,7 @@ SELECT
         WHERE a.endpoint_id = $1 AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS attempt_success,
     coalesce(to_char((SELECT max(f.attempted_at) FROM webhook_attempts f
         WHERE f.endpoint_id = $1 AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failure,
+    coalesce(to_char((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = $1) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failing_since,
     (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = $1 AND p.state = 'pending') AS pending
 `
 
@@ -342,6 +343,7 @@ type EndpointHealthRow struct {
 	DeliverySuccess string
 	AttemptSuccess  string
 	Failure         string
+	FailingSince    string
 	Pending         int64
 }
 
@@ -353,6 +355,7 @@ func (q *Queries) EndpointHealth(ctx context.Context, id string) (EndpointHealth
 		&i.DeliverySuccess,
 		&i.AttemptSuccess,
 		&i.Failure,
+		&i.FailingSince,
 		&i.Pending,
 	)
 	return i, err
