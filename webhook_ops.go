@@ -80,6 +80,9 @@ func (WebhookRecovery) requestSchema() string { return "webhooks_recover" }
 func (s *Service) GetWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (out WebhookEndpoint, err error) {
 	return out, s.onEndpoint(ctx, platformID, endpointID, false, func(ctx context.Context, q store.Querier, e queries.WebhookEndpoint) error {
 		subs, err := q.ListWebhookSubscriptions(ctx, platformID.String())
+		if err != nil {
+			return err
+		}
 		if out, err = endpointFromRow(e, subs); err == nil {
 			out.EndpointHealth, err = hooks.Health(ctx, q, e.ID)
 		}
