@@ -28,6 +28,7 @@ const (
 	EventPayeeAddressAdded         = "payee_address.added"
 	EventExchangeRateUpdated       = "exchange_rate.updated"
 	EventPayeeRulesUpdated         = "payee_rules.updated"
+	// EventWebhookTest and EventWebhookEndpointDisabled are in webhook_ops.go.
 )
 
 // EventTypes returns every event type, in the order the documentation lists them.
@@ -37,6 +38,7 @@ func EventTypes() []string {
 		EventBankAccountAdded, EventCardAdded, EventCardDeleted,
 		EventPayeeCreated, EventPayeeUpdated, EventPayeeBankAdded, EventPayeeBankDeleted,
 		EventPayeeAddressAdded, EventExchangeRateUpdated, EventPayeeRulesUpdated,
+		EventWebhookTest, EventWebhookEndpointDisabled,
 	}
 }
 

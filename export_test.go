@@ -173,7 +173,7 @@ func (s *Service) EmitMarker(ctx context.Context, q store.Querier, platformID uu
 // asymmetric, else a v1 secret), the old one signing beside it for a day: what an update
 // with "signature" does.
 func (s *Service) SwitchEndpointSignature(ctx context.Context, platformID uuid.UUID, endpointID string, asymmetric bool) (WebhookEndpoint, error) {
-	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, true, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
 		return s.rekeyEndpoint(ctx, q, platformID, id, asymmetric)
 	})
 }

@@ -220,7 +220,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	s.outbox = outbox.New(outbox.Config{
 		Write: s.writeAlone,
 		Query: s.query, Now: s.Now,
-		Open: func(sealed, aad string) ([]byte, error) { return s.keys.Open(sealed, aad) },
+		Open:     func(sealed, aad string) ([]byte, error) { return s.keys.Open(sealed, aad) },
+		Disabled: s.endpointDisabled,
 	})
 	engine, err := engineFor(dsn)
 	if err != nil {

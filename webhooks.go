@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/hooks"
 	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
@@ -99,9 +100,11 @@ type WebhookEndpoint struct {
 	Status         EndpointStatus `json:"status"`
 	DisabledReason *string        `json:"disabled_reason"`
 	CreatedAt      time.Time      `json:"created_at"`
-	Secret         string         `json:"secret,omitempty"`
-	Signature      string         `json:"signature,omitempty"`  // "ed25519", or left out: v1
-	PublicKey      string         `json:"public_key,omitempty"` // whpk_, of an ed25519 endpoint
+	// Its health, in the answers of List, Get, Update and Disable Webhook Endpoint.
+	*EndpointHealth
+	Secret         string `json:"secret,omitempty"`
+	Signature      string `json:"signature,omitempty"`  // "ed25519", or left out: v1
+	PublicKey      string `json:"public_key,omitempty"` // whpk_, of an ed25519 endpoint
 }
 
 // NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
@@ -148,9 +151,8 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 		if err != nil {
 			return notFound(err, "Platform not found.")
 		}
-		// https only for a production platform, whichever service registers the URL.
-		if err := webhook.CheckURL(in.URL, Environment(p.Environment) == Production, s.webhookAllow...); err != nil {
-			return invalid(FieldError{Type: "url_parsing", Loc: []any{"body", "url"}, Msg: err.Error(), Input: in.URL})
+		if err := s.checkWebhookURL(&in.URL, Environment(p.Environment)); err != nil {
+			return err
 		}
 		row, err := q.CreateWebhookEndpoint(ctx, queries.CreateWebhookEndpointParams{
 			ID: id, PlatformID: platformID.String(), Url: in.URL, Description: in.Description,
@@ -179,7 +181,8 @@ func (s *Service) createWebhookEndpoint(ctx context.Context, a *attempt, v *Vali
 	return e, err
 }
 
-// ListWebhookEndpoints returns the platform's endpoints, oldest first, without secrets.
+// ListWebhookEndpoints returns the platform's endpoints, oldest first, with their health
+// and without secrets.
 //
 // Returns CodeNotFound for an unknown platform.
 func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID) ([]WebhookEndpoint, error) {
@@ -189,6 +192,11 @@ func (s *Service) ListWebhookEndpoints(ctx context.Context, platformID uuid.UUID
 			return notFound(err, "Platform not found.")
 		}
 		out, err = s.platformEndpoints(ctx, q, platformID)
+		for i := range out {
+			if err == nil {
+				out[i].EndpointHealth, err = hooks.Health(ctx, q, out[i].ID.String())
+			}
+		}
 		return err
 	})
 	return out, err
@@ -248,7 +256,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
-	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, false, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
 		row, err := q.EnableWebhookEndpoint(ctx, queries.EnableWebhookEndpointParams{ID: id, PlatformID: platformID.String()})
 		return row, "", err
 	})
@@ -261,7 +269,7 @@ func (s *Service) EnableWebhookEndpoint(ctx context.Context, platformID uuid.UUI
 // Returns CodeInvalid for a malformed id and CodeNotFound when the platform has no such
 // endpoint.
 func (s *Service) RotateWebhookSecret(ctx context.Context, platformID uuid.UUID, endpointID string) (WebhookEndpoint, error) {
-	return s.changeEndpoint(ctx, platformID, endpointID, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
+	return s.changeEndpoint(ctx, platformID, endpointID, false, func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error) {
 		e, err := q.GetDeliveryEndpoint(ctx, id)
 		if err != nil {
 			return e, "", err
@@ -284,8 +292,8 @@ func (s *Service) rekeyEndpoint(ctx context.Context, q store.Querier, platformID
 }
 
 // changeEndpoint runs change on an endpoint of the platform and returns the endpoint as
-// it leaves it, with the secret change returns.
-func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string,
+// it leaves it, with the secret change returns (and its health, when health is set).
+func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endpointID string, health bool,
 	change func(ctx context.Context, q store.Querier, id string) (queries.WebhookEndpoint, string, error)) (WebhookEndpoint, error) {
 	if err := s.validateEndpointID(endpointID); err != nil {
 		return WebhookEndpoint{}, err
@@ -301,7 +309,9 @@ func (s *Service) changeEndpoint(ctx context.Context, platformID uuid.UUID, endp
 		if err != nil {
 			return err
 		}
-		e, err = endpointFromRow(row, subs)
+		if e, err = endpointFromRow(row, subs); err == nil && health {
+			e.EndpointHealth, err = hooks.Health(ctx, q, id)
+		}
 		e.Secret = secret
 		return err
 	})

@@ -51,6 +51,8 @@ const (
 	EventTypeUserCreated               EventType = "user.created"
 	EventTypeUserVerificationFailed    EventType = "user.verification.failed"
 	EventTypeUserVerificationSucceeded EventType = "user.verification.succeeded"
+	EventTypeWebhookEndpointDisabled   EventType = "webhook_endpoint.disabled"
+	EventTypeWebhookTest               EventType = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventType enum.
@@ -81,6 +83,10 @@ func (e EventType) Valid() bool {
 	case EventTypeUserVerificationFailed:
 		return true
 	case EventTypeUserVerificationSucceeded:
+		return true
+	case EventTypeWebhookEndpointDisabled:
+		return true
+	case EventTypeWebhookTest:
 		return true
 	default:
 		return false
@@ -120,6 +126,8 @@ const (
 	EventDetailTypeUserCreated               EventDetailType = "user.created"
 	EventDetailTypeUserVerificationFailed    EventDetailType = "user.verification.failed"
 	EventDetailTypeUserVerificationSucceeded EventDetailType = "user.verification.succeeded"
+	EventDetailTypeWebhookEndpointDisabled   EventDetailType = "webhook_endpoint.disabled"
+	EventDetailTypeWebhookTest               EventDetailType = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the EventDetailType enum.
@@ -151,6 +159,10 @@ func (e EventDetailType) Valid() bool {
 		return true
 	case EventDetailTypeUserVerificationSucceeded:
 		return true
+	case EventDetailTypeWebhookEndpointDisabled:
+		return true
+	case EventDetailTypeWebhookTest:
+		return true
 	default:
 		return false
 	}
@@ -172,6 +184,8 @@ const (
 	WebhookEndpointEventsUserCreated               WebhookEndpointEvents = "user.created"
 	WebhookEndpointEventsUserVerificationFailed    WebhookEndpointEvents = "user.verification.failed"
 	WebhookEndpointEventsUserVerificationSucceeded WebhookEndpointEvents = "user.verification.succeeded"
+	WebhookEndpointEventsWebhookEndpointDisabled   WebhookEndpointEvents = "webhook_endpoint.disabled"
+	WebhookEndpointEventsWebhookTest               WebhookEndpointEvents = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the WebhookEndpointEvents enum.
@@ -204,6 +218,10 @@ func (e WebhookEndpointEvents) Valid() bool {
 	case WebhookEndpointEventsUserVerificationFailed:
 		return true
 	case WebhookEndpointEventsUserVerificationSucceeded:
+		return true
+	case WebhookEndpointEventsWebhookEndpointDisabled:
+		return true
+	case WebhookEndpointEventsWebhookTest:
 		return true
 	default:
 		return false
@@ -294,6 +312,8 @@ const (
 	ListEventsParamsTypeUserCreated               ListEventsParamsType = "user.created"
 	ListEventsParamsTypeUserVerificationFailed    ListEventsParamsType = "user.verification.failed"
 	ListEventsParamsTypeUserVerificationSucceeded ListEventsParamsType = "user.verification.succeeded"
+	ListEventsParamsTypeWebhookEndpointDisabled   ListEventsParamsType = "webhook_endpoint.disabled"
+	ListEventsParamsTypeWebhookTest               ListEventsParamsType = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the ListEventsParamsType enum.
@@ -324,6 +344,10 @@ func (e ListEventsParamsType) Valid() bool {
 	case ListEventsParamsTypeUserVerificationFailed:
 		return true
 	case ListEventsParamsTypeUserVerificationSucceeded:
+		return true
+	case ListEventsParamsTypeWebhookEndpointDisabled:
+		return true
+	case ListEventsParamsTypeWebhookTest:
 		return true
 	default:
 		return false
@@ -370,6 +394,8 @@ const (
 	CreateWebhookEndpointJSONBodyEventsUserCreated               CreateWebhookEndpointJSONBodyEvents = "user.created"
 	CreateWebhookEndpointJSONBodyEventsUserVerificationFailed    CreateWebhookEndpointJSONBodyEvents = "user.verification.failed"
 	CreateWebhookEndpointJSONBodyEventsUserVerificationSucceeded CreateWebhookEndpointJSONBodyEvents = "user.verification.succeeded"
+	CreateWebhookEndpointJSONBodyEventsWebhookEndpointDisabled   CreateWebhookEndpointJSONBodyEvents = "webhook_endpoint.disabled"
+	CreateWebhookEndpointJSONBodyEventsWebhookTest               CreateWebhookEndpointJSONBodyEvents = "webhook.test"
 )
 
 // Valid indicates whether the value is a known member of the CreateWebhookEndpointJSONBodyEvents enum.
@@ -403,6 +429,10 @@ func (e CreateWebhookEndpointJSONBodyEvents) Valid() bool {
 		return true
 	case CreateWebhookEndpointJSONBodyEventsUserVerificationSucceeded:
 		return true
+	case CreateWebhookEndpointJSONBodyEventsWebhookEndpointDisabled:
+		return true
+	case CreateWebhookEndpointJSONBodyEventsWebhookTest:
+		return true
 	default:
 		return false
 	}
@@ -410,16 +440,94 @@ func (e CreateWebhookEndpointJSONBodyEvents) Valid() bool {
 
 // Defines values for CreateWebhookEndpointJSONBodySignature.
 const (
-	Ed25519 CreateWebhookEndpointJSONBodySignature = "ed25519"
-	V1      CreateWebhookEndpointJSONBodySignature = "v1"
+	CreateWebhookEndpointJSONBodySignatureEd25519 CreateWebhookEndpointJSONBodySignature = "ed25519"
+	CreateWebhookEndpointJSONBodySignatureV1      CreateWebhookEndpointJSONBodySignature = "v1"
 )
 
 // Valid indicates whether the value is a known member of the CreateWebhookEndpointJSONBodySignature enum.
 func (e CreateWebhookEndpointJSONBodySignature) Valid() bool {
 	switch e {
-	case Ed25519:
+	case CreateWebhookEndpointJSONBodySignatureEd25519:
 		return true
-	case V1:
+	case CreateWebhookEndpointJSONBodySignatureV1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhookEndpointJSONBodyEvents.
+const (
+	UpdateWebhookEndpointJSONBodyEventsAsterisk                  UpdateWebhookEndpointJSONBodyEvents = "*"
+	UpdateWebhookEndpointJSONBodyEventsBankAccountAdded          UpdateWebhookEndpointJSONBodyEvents = "bank_account.added"
+	UpdateWebhookEndpointJSONBodyEventsCardAdded                 UpdateWebhookEndpointJSONBodyEvents = "card.added"
+	UpdateWebhookEndpointJSONBodyEventsCardDeleted               UpdateWebhookEndpointJSONBodyEvents = "card.deleted"
+	UpdateWebhookEndpointJSONBodyEventsExchangeRateUpdated       UpdateWebhookEndpointJSONBodyEvents = "exchange_rate.updated"
+	UpdateWebhookEndpointJSONBodyEventsPayeeAddressAdded         UpdateWebhookEndpointJSONBodyEvents = "payee_address.added"
+	UpdateWebhookEndpointJSONBodyEventsPayeeBankAdded            UpdateWebhookEndpointJSONBodyEvents = "payee_bank.added"
+	UpdateWebhookEndpointJSONBodyEventsPayeeBankDeleted          UpdateWebhookEndpointJSONBodyEvents = "payee_bank.deleted"
+	UpdateWebhookEndpointJSONBodyEventsPayeeCreated              UpdateWebhookEndpointJSONBodyEvents = "payee.created"
+	UpdateWebhookEndpointJSONBodyEventsPayeeRulesUpdated         UpdateWebhookEndpointJSONBodyEvents = "payee_rules.updated"
+	UpdateWebhookEndpointJSONBodyEventsPayeeUpdated              UpdateWebhookEndpointJSONBodyEvents = "payee.updated"
+	UpdateWebhookEndpointJSONBodyEventsUserCreated               UpdateWebhookEndpointJSONBodyEvents = "user.created"
+	UpdateWebhookEndpointJSONBodyEventsUserVerificationFailed    UpdateWebhookEndpointJSONBodyEvents = "user.verification.failed"
+	UpdateWebhookEndpointJSONBodyEventsUserVerificationSucceeded UpdateWebhookEndpointJSONBodyEvents = "user.verification.succeeded"
+	UpdateWebhookEndpointJSONBodyEventsWebhookEndpointDisabled   UpdateWebhookEndpointJSONBodyEvents = "webhook_endpoint.disabled"
+	UpdateWebhookEndpointJSONBodyEventsWebhookTest               UpdateWebhookEndpointJSONBodyEvents = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhookEndpointJSONBodyEvents enum.
+func (e UpdateWebhookEndpointJSONBodyEvents) Valid() bool {
+	switch e {
+	case UpdateWebhookEndpointJSONBodyEventsAsterisk:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsBankAccountAdded:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsCardAdded:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsCardDeleted:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsExchangeRateUpdated:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeAddressAdded:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeBankAdded:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeBankDeleted:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeCreated:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeRulesUpdated:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsPayeeUpdated:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsUserCreated:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsUserVerificationFailed:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsUserVerificationSucceeded:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsWebhookEndpointDisabled:
+		return true
+	case UpdateWebhookEndpointJSONBodyEventsWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateWebhookEndpointJSONBodySignature.
+const (
+	UpdateWebhookEndpointJSONBodySignatureEd25519 UpdateWebhookEndpointJSONBodySignature = "ed25519"
+	UpdateWebhookEndpointJSONBodySignatureV1      UpdateWebhookEndpointJSONBodySignature = "v1"
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhookEndpointJSONBodySignature enum.
+func (e UpdateWebhookEndpointJSONBodySignature) Valid() bool {
+	switch e {
+	case UpdateWebhookEndpointJSONBodySignatureEd25519:
+		return true
+	case UpdateWebhookEndpointJSONBodySignatureV1:
 		return true
 	default:
 		return false
@@ -1050,6 +1158,102 @@ func (e EventUserVerificationSucceededJSONBodyType) Valid() bool {
 	}
 }
 
+// Defines values for EventWebhookTestJSONBodyDataObjectType.
+const (
+	EventWebhookTestJSONBodyDataObjectTypeWebhookEndpoint EventWebhookTestJSONBodyDataObjectType = "webhook_endpoint"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookTestJSONBodyDataObjectType enum.
+func (e EventWebhookTestJSONBodyDataObjectType) Valid() bool {
+	switch e {
+	case EventWebhookTestJSONBodyDataObjectTypeWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventWebhookTestJSONBodyEnvironment.
+const (
+	EventWebhookTestJSONBodyEnvironmentProduction EventWebhookTestJSONBodyEnvironment = "production"
+	EventWebhookTestJSONBodyEnvironmentSandbox    EventWebhookTestJSONBodyEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookTestJSONBodyEnvironment enum.
+func (e EventWebhookTestJSONBodyEnvironment) Valid() bool {
+	switch e {
+	case EventWebhookTestJSONBodyEnvironmentProduction:
+		return true
+	case EventWebhookTestJSONBodyEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventWebhookTestJSONBodyType.
+const (
+	EventWebhookTestJSONBodyTypeWebhookTest EventWebhookTestJSONBodyType = "webhook.test"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookTestJSONBodyType enum.
+func (e EventWebhookTestJSONBodyType) Valid() bool {
+	switch e {
+	case EventWebhookTestJSONBodyTypeWebhookTest:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventWebhookEndpointDisabledJSONBodyDataObjectType.
+const (
+	EventWebhookEndpointDisabledJSONBodyDataObjectTypeWebhookEndpoint EventWebhookEndpointDisabledJSONBodyDataObjectType = "webhook_endpoint"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookEndpointDisabledJSONBodyDataObjectType enum.
+func (e EventWebhookEndpointDisabledJSONBodyDataObjectType) Valid() bool {
+	switch e {
+	case EventWebhookEndpointDisabledJSONBodyDataObjectTypeWebhookEndpoint:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventWebhookEndpointDisabledJSONBodyEnvironment.
+const (
+	EventWebhookEndpointDisabledJSONBodyEnvironmentProduction EventWebhookEndpointDisabledJSONBodyEnvironment = "production"
+	EventWebhookEndpointDisabledJSONBodyEnvironmentSandbox    EventWebhookEndpointDisabledJSONBodyEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookEndpointDisabledJSONBodyEnvironment enum.
+func (e EventWebhookEndpointDisabledJSONBodyEnvironment) Valid() bool {
+	switch e {
+	case EventWebhookEndpointDisabledJSONBodyEnvironmentProduction:
+		return true
+	case EventWebhookEndpointDisabledJSONBodyEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EventWebhookEndpointDisabledJSONBodyType.
+const (
+	EventWebhookEndpointDisabledJSONBodyTypeWebhookEndpointDisabled EventWebhookEndpointDisabledJSONBodyType = "webhook_endpoint.disabled"
+)
+
+// Valid indicates whether the value is a known member of the EventWebhookEndpointDisabledJSONBodyType enum.
+func (e EventWebhookEndpointDisabledJSONBodyType) Valid() bool {
+	switch e {
+	case EventWebhookEndpointDisabledJSONBodyTypeWebhookEndpointDisabled:
+		return true
+	default:
+		return false
+	}
+}
+
 // BankAccount defines model for BankAccount.
 type BankAccount struct {
 	// AccountBalance A decimal, written with exactly its digits.
@@ -1249,6 +1453,12 @@ type PayoutAccount struct {
 	PayoutCurrency  string  `json:"payout_currency"`
 }
 
+// Recovered defines model for Recovered.
+type Recovered struct {
+	EndpointId openapi_types.UUID `json:"endpoint_id"`
+	Queued     int64              `json:"queued"`
+}
+
 // Resent defines model for Resent.
 type Resent struct {
 	EndpointIds []openapi_types.UUID `json:"endpoint_ids"`
@@ -1281,17 +1491,41 @@ type ValidationBody struct {
 	Detail []FieldError `json:"detail"`
 }
 
+// WebhookAttempt defines model for WebhookAttempt.
+type WebhookAttempt struct {
+	Attempt     int64              `json:"attempt"`
+	AttemptedAt time.Time          `json:"attempted_at"`
+	Error       *string            `json:"error"`
+	EventId     openapi_types.UUID `json:"event_id"`
+	EventType   string             `json:"event_type"`
+	Id          string             `json:"id"`
+	LatencyMs   int64              `json:"latency_ms"`
+	Response    string             `json:"response"`
+	StatusCode  *int64             `json:"status_code"`
+}
+
+// WebhookAttemptPage defines model for WebhookAttemptPage.
+type WebhookAttemptPage struct {
+	Attempts []WebhookAttempt `json:"attempts"`
+	HasMore  bool             `json:"has_more"`
+}
+
 // WebhookEndpoint defines model for WebhookEndpoint.
 type WebhookEndpoint struct {
 	CreatedAt      time.Time               `json:"created_at"`
 	Description    *string                 `json:"description"`
 	DisabledReason *string                 `json:"disabled_reason"`
 	Events         []WebhookEndpointEvents `json:"events"`
+	FailingSince   *time.Time              `json:"failing_since,omitempty"`
 	Id             openapi_types.UUID      `json:"id"`
+	LastFailureAt  *time.Time              `json:"last_failure_at,omitempty"`
+	LastSuccessAt  *time.Time              `json:"last_success_at,omitempty"`
+	Pending        *int64                  `json:"pending,omitempty"`
 	PublicKey      *string                 `json:"public_key,omitempty"`
 	Secret         *string                 `json:"secret,omitempty"`
 	Signature      *string                 `json:"signature,omitempty"`
 	Status         WebhookEndpointStatus   `json:"status"`
+	SuccessRate    *float64                `json:"success_rate,omitempty"`
 	Url            string                  `json:"url"`
 }
 
@@ -1580,6 +1814,15 @@ type ListUsersParams struct {
 // ListUsersJSONBodyRowsPerPage defines parameters for ListUsers.
 type ListUsersJSONBodyRowsPerPage int64
 
+// ListWebhookAttemptsParams defines parameters for ListWebhookAttempts.
+type ListWebhookAttemptsParams struct {
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
 // CreateWebhookEndpointJSONBody defines parameters for CreateWebhookEndpoint.
 type CreateWebhookEndpointJSONBody struct {
 	Description *string                                 `json:"description,omitempty"`
@@ -1622,8 +1865,20 @@ type DeleteWebhookEndpoint422JSONResponseBody struct {
 	union json.RawMessage
 }
 
+// DisableWebhookEndpointParams defines parameters for DisableWebhookEndpoint.
+type DisableWebhookEndpointParams struct {
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
 // EnableWebhookEndpointParams defines parameters for EnableWebhookEndpoint.
 type EnableWebhookEndpointParams struct {
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
+// GetWebhookEndpointParams defines parameters for GetWebhookEndpoint.
+type GetWebhookEndpointParams struct {
 	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
 	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
 }
@@ -1634,11 +1889,49 @@ type ListWebhookEndpointsParams struct {
 	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
 }
 
+// RecoverWebhookEndpointJSONBody defines parameters for RecoverWebhookEndpoint.
+type RecoverWebhookEndpointJSONBody struct {
+	Since time.Time  `json:"since"`
+	Until *time.Time `json:"until,omitempty"`
+}
+
+// RecoverWebhookEndpointParams defines parameters for RecoverWebhookEndpoint.
+type RecoverWebhookEndpointParams struct {
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
 // RotateWebhookSecretParams defines parameters for RotateWebhookSecret.
 type RotateWebhookSecretParams struct {
 	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
 	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
 }
+
+// SendTestWebhookParams defines parameters for SendTestWebhook.
+type SendTestWebhookParams struct {
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
+// UpdateWebhookEndpointJSONBody defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointJSONBody struct {
+	Description *string                                 `json:"description,omitempty"`
+	Events      *[]UpdateWebhookEndpointJSONBodyEvents  `json:"events,omitempty"`
+	Signature   *UpdateWebhookEndpointJSONBodySignature `json:"signature,omitempty"`
+	Url         *string                                 `json:"url,omitempty"`
+}
+
+// UpdateWebhookEndpointParams defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	// XTimestamp The time of the request in Unix seconds, covered by X-Signature: required of a platform created with -require-timestamp (within 300 seconds of the server's clock by default), ignored for the others.
+	XTimestamp *XTimestamp `json:"X-Timestamp,omitempty"`
+}
+
+// UpdateWebhookEndpointJSONBodyEvents defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointJSONBodyEvents string
+
+// UpdateWebhookEndpointJSONBodySignature defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointJSONBodySignature string
 
 // CreatePayeeJSONBody defines parameters for CreatePayee.
 type CreatePayeeJSONBody struct {
@@ -2145,6 +2438,79 @@ type EventUserVerificationSucceededJSONBodyEnvironment string
 // EventUserVerificationSucceededJSONBodyType defines parameters for EventUserVerificationSucceeded.
 type EventUserVerificationSucceededJSONBodyType string
 
+// EventWebhookTestJSONBody defines parameters for EventWebhookTest.
+type EventWebhookTestJSONBody struct {
+	Data struct {
+		Object struct {
+			Id   string                                 `json:"id"`
+			Type EventWebhookTestJSONBodyDataObjectType `json:"type"`
+		} `json:"object"`
+	} `json:"data"`
+	Environment EventWebhookTestJSONBodyEnvironment `json:"environment"`
+	Id          openapi_types.UUID                  `json:"id"`
+	PlatformId  openapi_types.UUID                  `json:"platform_id"`
+	Timestamp   time.Time                           `json:"timestamp"`
+	Type        EventWebhookTestJSONBodyType        `json:"type"`
+}
+
+// EventWebhookTestParams defines parameters for EventWebhookTest.
+type EventWebhookTestParams struct {
+	// WebhookId The event's id, the same on every attempt and every resend: process each event once.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// EventWebhookTestJSONBodyDataObjectType defines parameters for EventWebhookTest.
+type EventWebhookTestJSONBodyDataObjectType string
+
+// EventWebhookTestJSONBodyEnvironment defines parameters for EventWebhookTest.
+type EventWebhookTestJSONBodyEnvironment string
+
+// EventWebhookTestJSONBodyType defines parameters for EventWebhookTest.
+type EventWebhookTestJSONBodyType string
+
+// EventWebhookEndpointDisabledJSONBody defines parameters for EventWebhookEndpointDisabled.
+type EventWebhookEndpointDisabledJSONBody struct {
+	Data struct {
+		Object struct {
+			Id   string                                             `json:"id"`
+			Type EventWebhookEndpointDisabledJSONBodyDataObjectType `json:"type"`
+		} `json:"object"`
+		Reason string `json:"reason"`
+	} `json:"data"`
+	Environment EventWebhookEndpointDisabledJSONBodyEnvironment `json:"environment"`
+	Id          openapi_types.UUID                              `json:"id"`
+	PlatformId  openapi_types.UUID                              `json:"platform_id"`
+	Timestamp   time.Time                                       `json:"timestamp"`
+	Type        EventWebhookEndpointDisabledJSONBodyType        `json:"type"`
+}
+
+// EventWebhookEndpointDisabledParams defines parameters for EventWebhookEndpointDisabled.
+type EventWebhookEndpointDisabledParams struct {
+	// WebhookId The event's id, the same on every attempt and every resend: process each event once.
+	WebhookId openapi_types.UUID `json:"webhook-id"`
+
+	// WebhookTimestamp When this attempt was sent, in Unix seconds. Refuse a delivery too far from your clock (5 minutes either way is usual): a replay.
+	WebhookTimestamp string `json:"webhook-timestamp"`
+
+	// WebhookSignature Space-separated signatures, each `v1,` and base64(HMAC-SHA256(key = the secret's bytes after `whsec_`, base64-decoded; message = webhook-id + "." + webhook-timestamp + "." + the body as received)). One per live secret: for 24 hours after a rotation, under both. Accept the delivery when one matches (compare in constant time). An endpoint created with `"signature": "ed25519"` sends `v1a,` and base64 of the ed25519 signature of the same message instead, verified with its `whpk_` public key (the base64 after it is the 32-byte key); after a rotation, or a switch of kinds, both keys' signatures are sent. Go receivers verify with `payments.VerifyWebhook`; docs/webhooks.md has a worked example.
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// EventWebhookEndpointDisabledJSONBodyDataObjectType defines parameters for EventWebhookEndpointDisabled.
+type EventWebhookEndpointDisabledJSONBodyDataObjectType string
+
+// EventWebhookEndpointDisabledJSONBodyEnvironment defines parameters for EventWebhookEndpointDisabled.
+type EventWebhookEndpointDisabledJSONBodyEnvironment string
+
+// EventWebhookEndpointDisabledJSONBodyType defines parameters for EventWebhookEndpointDisabled.
+type EventWebhookEndpointDisabledJSONBodyType string
+
 // AddBankAccountJSONRequestBody defines body for AddBankAccount for application/json ContentType.
 type AddBankAccountJSONRequestBody AddBankAccountJSONBody
 
@@ -2168,6 +2534,12 @@ type ListUsersJSONRequestBody ListUsersJSONBody
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody CreateWebhookEndpointJSONBody
+
+// RecoverWebhookEndpointJSONRequestBody defines body for RecoverWebhookEndpoint for application/json ContentType.
+type RecoverWebhookEndpointJSONRequestBody RecoverWebhookEndpointJSONBody
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody UpdateWebhookEndpointJSONBody
 
 // CreatePayeeJSONRequestBody defines body for CreatePayee for application/json ContentType.
 type CreatePayeeJSONRequestBody CreatePayeeJSONBody
@@ -2210,6 +2582,12 @@ type EventUserVerificationFailedJSONRequestBody EventUserVerificationFailedJSONB
 
 // EventUserVerificationSucceededJSONRequestBody defines body for EventUserVerificationSucceeded for application/json ContentType.
 type EventUserVerificationSucceededJSONRequestBody EventUserVerificationSucceededJSONBody
+
+// EventWebhookTestJSONRequestBody defines body for EventWebhookTest for application/json ContentType.
+type EventWebhookTestJSONRequestBody EventWebhookTestJSONBody
+
+// EventWebhookEndpointDisabledJSONRequestBody defines body for EventWebhookEndpointDisabled for application/json ContentType.
+type EventWebhookEndpointDisabledJSONRequestBody EventWebhookEndpointDisabledJSONBody
 
 // AsValidationBody returns the union data inside the AddBankAccount422JSONResponseBody as a ValidationBody
 func (t AddBankAccount422JSONResponseBody) AsValidationBody() (ValidationBody, error) {
@@ -3032,6 +3410,13 @@ type ClientInterface interface {
 	// Corresponds with POST /api/platform/users/list (the `ListUsers` operationId).
 	ListUsers(ctx context.Context, params *ListUsersParams, body ListUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListWebhookAttempts List Webhook Attempts
+	//
+	// Library: `Service.ListWebhookAttempts`. Request schema: `schema/webhooks_attempts.json`.
+	//
+	// Corresponds with GET /api/platform/webhooks/attempts/{endpoint_id} (the `ListWebhookAttempts` operationId).
+	ListWebhookAttempts(ctx context.Context, endpointId Uuid, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateWebhookEndpointWithBody Create Webhook Endpoint
 	//
 	// Library: `Service.CreateWebhookEndpoint`. Request schema: `schema/webhooks_create.json`. Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true).
@@ -3057,12 +3442,26 @@ type ClientInterface interface {
 	// Corresponds with DELETE /api/platform/webhooks/delete/{endpoint_id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpoint(ctx context.Context, endpointId Uuid, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DisableWebhookEndpoint Disable Webhook Endpoint
+	//
+	// Library: `Service.DisableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): disabling a disabled endpoint changes nothing.
+	//
+	// Corresponds with POST /api/platform/webhooks/disable/{endpoint_id} (the `DisableWebhookEndpoint` operationId).
+	DisableWebhookEndpoint(ctx context.Context, endpointId Uuid, params *DisableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// EnableWebhookEndpoint Enable Webhook Endpoint
 	//
 	// Library: `Service.EnableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): enabling an enabled endpoint changes nothing.
 	//
 	// Corresponds with POST /api/platform/webhooks/enable/{endpoint_id} (the `EnableWebhookEndpoint` operationId).
 	EnableWebhookEndpoint(ctx context.Context, endpointId Uuid, params *EnableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhookEndpoint Get Webhook Endpoint
+	//
+	// Library: `Service.GetWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`.
+	//
+	// Corresponds with GET /api/platform/webhooks/get/{endpoint_id} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpoint(ctx context.Context, endpointId Uuid, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhookEndpoints List Webhook Endpoints
 	//
@@ -3071,12 +3470,55 @@ type ClientInterface interface {
 	// Corresponds with GET /api/platform/webhooks/list (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// RecoverWebhookEndpointWithBody Recover Webhook Endpoint
+	//
+	// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+	RecoverWebhookEndpointWithBody(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RecoverWebhookEndpoint Recover Webhook Endpoint
+	//
+	// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+	RecoverWebhookEndpoint(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, body RecoverWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RotateWebhookSecret Rotate Webhook Secret
 	//
 	// Library: `Service.RotateWebhookSecret`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.
 	//
 	// Corresponds with POST /api/platform/webhooks/rotate-secret/{endpoint_id} (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecret(ctx context.Context, endpointId Uuid, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendTestWebhook Send Test Webhook
+	//
+	// Library: `Service.SendTestWebhook`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry sends another test event, which changes nothing else.
+	//
+	// Corresponds with POST /api/platform/webhooks/test/{endpoint_id} (the `SendTestWebhook` operationId).
+	SendTestWebhook(ctx context.Context, endpointId Uuid, params *SendTestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithBody Update Webhook Endpoint
+	//
+	// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBody(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpoint Update Webhook Endpoint
+	//
+	// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpoint(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePayeeWithBody Create Payee
 	//
@@ -3516,6 +3958,23 @@ func (c *Raw) ListUsers(ctx context.Context, params *ListUsersParams, body ListU
 	return c.Client.Do(req)
 }
 
+// ListWebhookAttempts List Webhook Attempts
+//
+// Library: `Service.ListWebhookAttempts`. Request schema: `schema/webhooks_attempts.json`.
+//
+// Corresponds with GET /api/platform/webhooks/attempts/{endpoint_id} (the `ListWebhookAttempts` operationId).
+func (c *Raw) ListWebhookAttempts(ctx context.Context, endpointId Uuid, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookAttemptsRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateWebhookEndpointWithBody Create Webhook Endpoint
 //
 // Library: `Service.CreateWebhookEndpoint`. Request schema: `schema/webhooks_create.json`. Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true).
@@ -3571,6 +4030,23 @@ func (c *Raw) DeleteWebhookEndpoint(ctx context.Context, endpointId Uuid, params
 	return c.Client.Do(req)
 }
 
+// DisableWebhookEndpoint Disable Webhook Endpoint
+//
+// Library: `Service.DisableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): disabling a disabled endpoint changes nothing.
+//
+// Corresponds with POST /api/platform/webhooks/disable/{endpoint_id} (the `DisableWebhookEndpoint` operationId).
+func (c *Raw) DisableWebhookEndpoint(ctx context.Context, endpointId Uuid, params *DisableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableWebhookEndpointRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // EnableWebhookEndpoint Enable Webhook Endpoint
 //
 // Library: `Service.EnableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): enabling an enabled endpoint changes nothing.
@@ -3578,6 +4054,23 @@ func (c *Raw) DeleteWebhookEndpoint(ctx context.Context, endpointId Uuid, params
 // Corresponds with POST /api/platform/webhooks/enable/{endpoint_id} (the `EnableWebhookEndpoint` operationId).
 func (c *Raw) EnableWebhookEndpoint(ctx context.Context, endpointId Uuid, params *EnableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEnableWebhookEndpointRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhookEndpoint Get Webhook Endpoint
+//
+// Library: `Service.GetWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`.
+//
+// Corresponds with GET /api/platform/webhooks/get/{endpoint_id} (the `GetWebhookEndpoint` operationId).
+func (c *Raw) GetWebhookEndpoint(ctx context.Context, endpointId Uuid, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookEndpointRequest(c.Server, endpointId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3605,6 +4098,44 @@ func (c *Raw) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpo
 	return c.Client.Do(req)
 }
 
+// RecoverWebhookEndpointWithBody Recover Webhook Endpoint
+//
+// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+func (c *Raw) RecoverWebhookEndpointWithBody(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookEndpointRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RecoverWebhookEndpoint Recover Webhook Endpoint
+//
+// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+func (c *Raw) RecoverWebhookEndpoint(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, body RecoverWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRecoverWebhookEndpointRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RotateWebhookSecret Rotate Webhook Secret
 //
 // Library: `Service.RotateWebhookSecret`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.
@@ -3612,6 +4143,61 @@ func (c *Raw) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEndpo
 // Corresponds with POST /api/platform/webhooks/rotate-secret/{endpoint_id} (the `RotateWebhookSecret` operationId).
 func (c *Raw) RotateWebhookSecret(ctx context.Context, endpointId Uuid, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRotateWebhookSecretRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendTestWebhook Send Test Webhook
+//
+// Library: `Service.SendTestWebhook`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry sends another test event, which changes nothing else.
+//
+// Corresponds with POST /api/platform/webhooks/test/{endpoint_id} (the `SendTestWebhook` operationId).
+func (c *Raw) SendTestWebhook(ctx context.Context, endpointId Uuid, params *SendTestWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendTestWebhookRequest(c.Server, endpointId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithBody Update Webhook Endpoint
+//
+// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Raw) UpdateWebhookEndpointWithBody(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpoint Update Webhook Endpoint
+//
+// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+func (c *Raw) UpdateWebhookEndpoint(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, endpointId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4705,6 +5291,94 @@ func NewListUsersRequestWithBody(server string, params *ListUsersParams, content
 	return req, nil
 }
 
+// NewListWebhookAttemptsRequest constructs an http.Request for the ListWebhookAttempts method
+func NewListWebhookAttemptsRequest(server string, endpointId Uuid, params *ListWebhookAttemptsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/attempts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateWebhookEndpointRequest calls the generic CreateWebhookEndpoint builder with application/json body
 func NewCreateWebhookEndpointRequest(server string, params *CreateWebhookEndpointParams, body CreateWebhookEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4831,6 +5505,55 @@ func NewDeleteWebhookEndpointRequest(server string, endpointId Uuid, params *Del
 	return req, nil
 }
 
+// NewDisableWebhookEndpointRequest constructs an http.Request for the DisableWebhookEndpoint method
+func NewDisableWebhookEndpointRequest(server string, endpointId Uuid, params *DisableWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/disable/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewEnableWebhookEndpointRequest constructs an http.Request for the EnableWebhookEndpoint method
 func NewEnableWebhookEndpointRequest(server string, endpointId Uuid, params *EnableWebhookEndpointParams) (*http.Request, error) {
 	var err error
@@ -4858,6 +5581,55 @@ func NewEnableWebhookEndpointRequest(server string, endpointId Uuid, params *Ena
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookEndpointRequest constructs an http.Request for the GetWebhookEndpoint method
+func NewGetWebhookEndpointRequest(server string, endpointId Uuid, params *GetWebhookEndpointParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/get/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4922,6 +5694,68 @@ func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsP
 	return req, nil
 }
 
+// NewRecoverWebhookEndpointRequest calls the generic RecoverWebhookEndpoint builder with application/json body
+func NewRecoverWebhookEndpointRequest(server string, endpointId Uuid, params *RecoverWebhookEndpointParams, body RecoverWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRecoverWebhookEndpointRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewRecoverWebhookEndpointRequestWithBody constructs an http.Request for the RecoverWebhookEndpoint method, with any body, and a specified content type
+func NewRecoverWebhookEndpointRequestWithBody(server string, endpointId Uuid, params *RecoverWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/recover/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewRotateWebhookSecretRequest constructs an http.Request for the RotateWebhookSecret method
 func NewRotateWebhookSecretRequest(server string, endpointId Uuid, params *RotateWebhookSecretParams) (*http.Request, error) {
 	var err error
@@ -4952,6 +5786,117 @@ func NewRotateWebhookSecretRequest(server string, endpointId Uuid, params *Rotat
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewSendTestWebhookRequest constructs an http.Request for the SendTestWebhook method
+func NewSendTestWebhookRequest(server string, endpointId Uuid, params *SendTestWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/test/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.XTimestamp != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "X-Timestamp", *params.XTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("X-Timestamp", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, endpointId Uuid, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, endpointId Uuid, params *UpdateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpoint_id", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/platform/webhooks/update/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	if params != nil {
 
@@ -5277,6 +6222,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/platform/users/list (the `ListUsers` operationId).
 	ListUsersWithResponse(ctx context.Context, params *ListUsersParams, body ListUsersJSONRequestBody, reqEditors ...RequestEditorFn) (*ListUsersResponse, error)
 
+	// ListWebhookAttemptsWithResponse List Webhook Attempts
+	//
+	// Library: `Service.ListWebhookAttempts`. Request schema: `schema/webhooks_attempts.json`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/platform/webhooks/attempts/{endpoint_id} (the `ListWebhookAttempts` operationId).
+	ListWebhookAttemptsWithResponse(ctx context.Context, endpointId Uuid, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error)
+
 	// CreateWebhookEndpointWithBodyWithResponse Create Webhook Endpoint
 	//
 	// Library: `Service.CreateWebhookEndpoint`. Request schema: `schema/webhooks_create.json`. Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true).
@@ -5304,6 +6258,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with DELETE /api/platform/webhooks/delete/{endpoint_id} (the `DeleteWebhookEndpoint` operationId).
 	DeleteWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *DeleteWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DeleteWebhookEndpointResponse, error)
 
+	// DisableWebhookEndpointWithResponse Disable Webhook Endpoint
+	//
+	// Library: `Service.DisableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): disabling a disabled endpoint changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/platform/webhooks/disable/{endpoint_id} (the `DisableWebhookEndpoint` operationId).
+	DisableWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *DisableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DisableWebhookEndpointResponse, error)
+
 	// EnableWebhookEndpointWithResponse Enable Webhook Endpoint
 	//
 	// Library: `Service.EnableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): enabling an enabled endpoint changes nothing.
@@ -5312,6 +6275,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/platform/webhooks/enable/{endpoint_id} (the `EnableWebhookEndpoint` operationId).
 	EnableWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *EnableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*EnableWebhookEndpointResponse, error)
+
+	// GetWebhookEndpointWithResponse Get Webhook Endpoint
+	//
+	// Library: `Service.GetWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/platform/webhooks/get/{endpoint_id} (the `GetWebhookEndpoint` operationId).
+	GetWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
 
 	// ListWebhookEndpointsWithResponse List Webhook Endpoints
 	//
@@ -5322,6 +6294,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /api/platform/webhooks/list (the `ListWebhookEndpoints` operationId).
 	ListWebhookEndpointsWithResponse(ctx context.Context, params *ListWebhookEndpointsParams, reqEditors ...RequestEditorFn) (*ListWebhookEndpointsResponse, error)
 
+	// RecoverWebhookEndpointWithBodyWithResponse Recover Webhook Endpoint
+	//
+	// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+	RecoverWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookEndpointResponse, error)
+
+	// RecoverWebhookEndpointWithResponse Recover Webhook Endpoint
+	//
+	// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+	RecoverWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, body RecoverWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookEndpointResponse, error)
+
 	// RotateWebhookSecretWithResponse Rotate Webhook Secret
 	//
 	// Library: `Service.RotateWebhookSecret`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.
@@ -5330,6 +6320,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/platform/webhooks/rotate-secret/{endpoint_id} (the `RotateWebhookSecret` operationId).
 	RotateWebhookSecretWithResponse(ctx context.Context, endpointId Uuid, params *RotateWebhookSecretParams, reqEditors ...RequestEditorFn) (*RotateWebhookSecretResponse, error)
+
+	// SendTestWebhookWithResponse Send Test Webhook
+	//
+	// Library: `Service.SendTestWebhook`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry sends another test event, which changes nothing else.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/platform/webhooks/test/{endpoint_id} (the `SendTestWebhook` operationId).
+	SendTestWebhookWithResponse(ctx context.Context, endpointId Uuid, params *SendTestWebhookParams, reqEditors ...RequestEditorFn) (*SendTestWebhookResponse, error)
+
+	// UpdateWebhookEndpointWithBodyWithResponse Update Webhook Endpoint
+	//
+	// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithResponse Update Webhook Endpoint
+	//
+	// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
 
 	// CreatePayeeWithBodyWithResponse Create Payee
 	//
@@ -7481,6 +8498,132 @@ func (r ListUsersResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhookAttemptsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// ListWebhookAttemptsResponse429Headers the declared response headers of an HTTP 429 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// ListWebhookAttemptsResponse503Headers the declared response headers of an HTTP 503 response for ListWebhookAttempts
+type ListWebhookAttemptsResponse503Headers struct {
+	RetryAfter int64
+}
+
+type ListWebhookAttemptsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               WebhookAttemptPage `json:"data"`
+		Message            string             `json:"message"`
+		QueryGeneratedTime int64              `json:"queryGeneratedTime"`
+		Success            bool               `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListWebhookAttemptsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListWebhookAttemptsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWebhookAttemptsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON200() *struct {
+	Data               WebhookAttemptPage `json:"data"`
+	Message            string             `json:"message"`
+	QueryGeneratedTime int64              `json:"queryGeneratedTime"`
+	Success            bool               `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWebhookAttemptsResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookAttemptsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookAttemptsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookAttemptsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookAttemptsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for CreateWebhookEndpoint
 type CreateWebhookEndpointResponse200Headers struct {
 	IdempotentReplayed *string
@@ -7763,6 +8906,132 @@ func (r DeleteWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// DisableWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// DisableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// DisableWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for DisableWebhookEndpoint
+type DisableWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
+type DisableWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               WebhookEndpoint `json:"data"`
+		Message            string          `json:"message"`
+		QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+		Success            bool            `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DisableWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DisableWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DisableWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON200() *struct {
+	Data               WebhookEndpoint `json:"data"`
+	Message            string          `json:"message"`
+	QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+	Success            bool            `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DisableWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DisableWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DisableWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DisableWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DisableWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // EnableWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for EnableWebhookEndpoint
 type EnableWebhookEndpointResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -7889,6 +9158,132 @@ func (r EnableWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// GetWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// GetWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// GetWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for GetWebhookEndpoint
+type GetWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
+type GetWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               WebhookEndpoint `json:"data"`
+		Message            string          `json:"message"`
+		QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+		Success            bool            `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON200() *struct {
+	Data               WebhookEndpoint `json:"data"`
+	Message            string          `json:"message"`
+	QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+	Success            bool            `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -7995,6 +9390,146 @@ func (r ListWebhookEndpointsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListWebhookEndpointsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RecoverWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for RecoverWebhookEndpoint
+type RecoverWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// RecoverWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for RecoverWebhookEndpoint
+type RecoverWebhookEndpointResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// RecoverWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for RecoverWebhookEndpoint
+type RecoverWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
+type RecoverWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               Recovered `json:"data"`
+		Message            string    `json:"message"`
+		QueryGeneratedTime int64     `json:"queryGeneratedTime"`
+		Success            bool      `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *N415
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RecoverWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RecoverWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RecoverWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON200() *struct {
+	Data               Recovered `json:"data"`
+	Message            string    `json:"message"`
+	QueryGeneratedTime int64     `json:"queryGeneratedTime"`
+	Success            bool      `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON415() *N415 {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r RecoverWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RecoverWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RecoverWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RecoverWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RecoverWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8121,6 +9656,272 @@ func (r RotateWebhookSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RotateWebhookSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SendTestWebhookResponse200Headers the declared response headers of an HTTP 200 response for SendTestWebhook
+type SendTestWebhookResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// SendTestWebhookResponse429Headers the declared response headers of an HTTP 429 response for SendTestWebhook
+type SendTestWebhookResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// SendTestWebhookResponse503Headers the declared response headers of an HTTP 503 response for SendTestWebhook
+type SendTestWebhookResponse503Headers struct {
+	RetryAfter int64
+}
+
+type SendTestWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               Event  `json:"data"`
+		Message            string `json:"message"`
+		QueryGeneratedTime int64  `json:"queryGeneratedTime"`
+		Success            bool   `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SendTestWebhookResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SendTestWebhookResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SendTestWebhookResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SendTestWebhookResponse) GetJSON200() *struct {
+	Data               Event  `json:"data"`
+	Message            string `json:"message"`
+	QueryGeneratedTime int64  `json:"queryGeneratedTime"`
+	Success            bool   `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r SendTestWebhookResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r SendTestWebhookResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r SendTestWebhookResponse) GetJSON409() *ErrorEnvelope {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r SendTestWebhookResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r SendTestWebhookResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SendTestWebhookResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r SendTestWebhookResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r SendTestWebhookResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendTestWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendTestWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendTestWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendTestWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+}
+
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RetryAfter         int64
+}
+
+// UpdateWebhookEndpointResponse503Headers the declared response headers of an HTTP 503 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse503Headers struct {
+	RetryAfter int64
+}
+
+type UpdateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data               WebhookEndpoint `json:"data"`
+		Message            string          `json:"message"`
+		QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+		Success            bool            `json:"success"`
+	}
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *N401
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *ErrorEnvelope
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *N413
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *N415
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationBody
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *N429
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *N500
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *N503
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *UpdateWebhookEndpointResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON200() *struct {
+	Data               WebhookEndpoint `json:"data"`
+	Message            string          `json:"message"`
+	QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+	Success            bool            `json:"success"`
+} {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON401() *N401 {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON404() *ErrorEnvelope {
+	return r.JSON404
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON413() *N413 {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON415() *N415 {
+	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON422() *ValidationBody {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON429() *N429 {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON500() *N500 {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON503() *N503 {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookEndpointResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8613,6 +10414,21 @@ func (c *ClientWithResponses) ListUsersWithResponse(ctx context.Context, params 
 	return ParseListUsersResponse(rsp)
 }
 
+// ListWebhookAttemptsWithResponse List Webhook Attempts
+//
+// Library: `Service.ListWebhookAttempts`. Request schema: `schema/webhooks_attempts.json`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/platform/webhooks/attempts/{endpoint_id} (the `ListWebhookAttempts` operationId).
+func (c *ClientWithResponses) ListWebhookAttemptsWithResponse(ctx context.Context, endpointId Uuid, params *ListWebhookAttemptsParams, reqEditors ...RequestEditorFn) (*ListWebhookAttemptsResponse, error) {
+	rsp, err := c.ListWebhookAttempts(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookAttemptsResponse(rsp)
+}
+
 // CreateWebhookEndpointWithBodyWithResponse Create Webhook Endpoint
 //
 // Library: `Service.CreateWebhookEndpoint`. Request schema: `schema/webhooks_create.json`. Takes an optional Idempotency-Key: a retry with the same key, method, target and body gets the stored answer back (Idempotent-Replayed: true).
@@ -8658,6 +10474,21 @@ func (c *ClientWithResponses) DeleteWebhookEndpointWithResponse(ctx context.Cont
 	return ParseDeleteWebhookEndpointResponse(rsp)
 }
 
+// DisableWebhookEndpointWithResponse Disable Webhook Endpoint
+//
+// Library: `Service.DisableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): disabling a disabled endpoint changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/platform/webhooks/disable/{endpoint_id} (the `DisableWebhookEndpoint` operationId).
+func (c *ClientWithResponses) DisableWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *DisableWebhookEndpointParams, reqEditors ...RequestEditorFn) (*DisableWebhookEndpointResponse, error) {
+	rsp, err := c.DisableWebhookEndpoint(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableWebhookEndpointResponse(rsp)
+}
+
 // EnableWebhookEndpointWithResponse Enable Webhook Endpoint
 //
 // Library: `Service.EnableWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): enabling an enabled endpoint changes nothing.
@@ -8671,6 +10502,21 @@ func (c *ClientWithResponses) EnableWebhookEndpointWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseEnableWebhookEndpointResponse(rsp)
+}
+
+// GetWebhookEndpointWithResponse Get Webhook Endpoint
+//
+// Library: `Service.GetWebhookEndpoint`. Request schema: `schema/webhooks_endpoint.json`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/platform/webhooks/get/{endpoint_id} (the `GetWebhookEndpoint` operationId).
+func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error) {
+	rsp, err := c.GetWebhookEndpoint(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookEndpointResponse(rsp)
 }
 
 // ListWebhookEndpointsWithResponse List Webhook Endpoints
@@ -8688,6 +10534,36 @@ func (c *ClientWithResponses) ListWebhookEndpointsWithResponse(ctx context.Conte
 	return ParseListWebhookEndpointsResponse(rsp)
 }
 
+// RecoverWebhookEndpointWithBodyWithResponse Recover Webhook Endpoint
+//
+// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+func (c *ClientWithResponses) RecoverWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RecoverWebhookEndpointResponse, error) {
+	rsp, err := c.RecoverWebhookEndpointWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookEndpointResponse(rsp)
+}
+
+// RecoverWebhookEndpointWithResponse Recover Webhook Endpoint
+//
+// Library: `Service.RecoverWebhookEndpoint`. Request schema: `schema/webhooks_recover.json`. Takes no Idempotency-Key (one sent is ignored): a retry queues only what is not waiting already.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/platform/webhooks/recover/{endpoint_id} (the `RecoverWebhookEndpoint` operationId).
+func (c *ClientWithResponses) RecoverWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *RecoverWebhookEndpointParams, body RecoverWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*RecoverWebhookEndpointResponse, error) {
+	rsp, err := c.RecoverWebhookEndpoint(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRecoverWebhookEndpointResponse(rsp)
+}
+
 // RotateWebhookSecretWithResponse Rotate Webhook Secret
 //
 // Library: `Service.RotateWebhookSecret`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.
@@ -8701,6 +10577,51 @@ func (c *ClientWithResponses) RotateWebhookSecretWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseRotateWebhookSecretResponse(rsp)
+}
+
+// SendTestWebhookWithResponse Send Test Webhook
+//
+// Library: `Service.SendTestWebhook`. Request schema: `schema/webhooks_endpoint.json`. Takes no Idempotency-Key (one sent is ignored): a retry sends another test event, which changes nothing else.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/platform/webhooks/test/{endpoint_id} (the `SendTestWebhook` operationId).
+func (c *ClientWithResponses) SendTestWebhookWithResponse(ctx context.Context, endpointId Uuid, params *SendTestWebhookParams, reqEditors ...RequestEditorFn) (*SendTestWebhookResponse, error) {
+	rsp, err := c.SendTestWebhook(ctx, endpointId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendTestWebhookResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithBodyWithResponse Update Webhook Endpoint
+//
+// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithResponse Update Webhook Endpoint
+//
+// Library: `Service.UpdateWebhookEndpoint`. Request schema: `schema/webhooks_update.json`. Takes no Idempotency-Key (one sent is ignored): an update retried sets the same values again.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /api/platform/webhooks/update/{endpoint_id} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId Uuid, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
 }
 
 // CreatePayeeWithBodyWithResponse Create Payee
@@ -11257,6 +13178,154 @@ func ParseListUsersResponse(rsp *http.Response) (*ListUsersResponse, error) {
 	return response, nil
 }
 
+// ParseListWebhookAttemptsResponse parses an HTTP response from a ListWebhookAttemptsWithResponse call
+func ParseListWebhookAttemptsResponse(rsp *http.Response) (*ListWebhookAttemptsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookAttemptsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               WebhookAttemptPage `json:"data"`
+			Message            string             `json:"message"`
+			QueryGeneratedTime int64              `json:"queryGeneratedTime"`
+			Success            bool               `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListWebhookAttemptsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListWebhookAttemptsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWebhookAttemptsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateWebhookEndpointResponse parses an HTTP response from a CreateWebhookEndpointWithResponse call
 func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11595,6 +13664,154 @@ func ParseDeleteWebhookEndpointResponse(rsp *http.Response) (*DeleteWebhookEndpo
 	return response, nil
 }
 
+// ParseDisableWebhookEndpointResponse parses an HTTP response from a DisableWebhookEndpointWithResponse call
+func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DisableWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               WebhookEndpoint `json:"data"`
+			Message            string          `json:"message"`
+			QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+			Success            bool            `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DisableWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DisableWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers DisableWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseEnableWebhookEndpointResponse parses an HTTP response from a EnableWebhookEndpointWithResponse call
 func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpointResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11743,6 +13960,154 @@ func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpo
 	return response, nil
 }
 
+// ParseGetWebhookEndpointResponse parses an HTTP response from a GetWebhookEndpointWithResponse call
+func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               WebhookEndpoint `json:"data"`
+			Message            string          `json:"message"`
+			QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+			Success            bool            `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWebhookEndpointResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWebhookEndpointsResponse parses an HTTP response from a ListWebhookEndpointsWithResponse call
 func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpointsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11864,6 +14229,168 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListWebhookEndpointsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRecoverWebhookEndpointResponse parses an HTTP response from a RecoverWebhookEndpointWithResponse call
+func ParseRecoverWebhookEndpointResponse(rsp *http.Response) (*RecoverWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RecoverWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               Recovered `json:"data"`
+			Message            string    `json:"message"`
+			QueryGeneratedTime int64     `json:"queryGeneratedTime"`
+			Success            bool      `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest N415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RecoverWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RecoverWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers RecoverWebhookEndpointResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
@@ -12012,6 +14539,316 @@ func ParseRotateWebhookSecretResponse(rsp *http.Response) (*RotateWebhookSecretR
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers RotateWebhookSecretResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSendTestWebhookResponse parses an HTTP response from a SendTestWebhookWithResponse call
+func ParseSendTestWebhookResponse(rsp *http.Response) (*SendTestWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendTestWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               Event  `json:"data"`
+			Message            string `json:"message"`
+			QueryGeneratedTime int64  `json:"queryGeneratedTime"`
+			Success            bool   `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SendTestWebhookResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers SendTestWebhookResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers SendTestWebhookResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data               WebhookEndpoint `json:"data"`
+			Message            string          `json:"message"`
+			QueryGeneratedTime int64           `json:"queryGeneratedTime"`
+			Success            bool            `json:"success"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest N401
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest N413
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest N415
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest N429
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest N500
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest N503
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers UpdateWebhookEndpointResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: "int64"}); err != nil {
@@ -12324,6 +15161,16 @@ type WebhookInitiatorInterface interface {
 	EventUserVerificationSucceededWithBody(ctx context.Context, targetURL string, params *EventUserVerificationSucceededParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	EventUserVerificationSucceeded(ctx context.Context, targetURL string, params *EventUserVerificationSucceededParams, body EventUserVerificationSucceededJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventWebhookTestWithBody fires the webhook.test webhook with any body
+	EventWebhookTestWithBody(ctx context.Context, targetURL string, params *EventWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	EventWebhookTest(ctx context.Context, targetURL string, params *EventWebhookTestParams, body EventWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EventWebhookEndpointDisabledWithBody fires the webhook_endpoint.disabled webhook with any body
+	EventWebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *EventWebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	EventWebhookEndpointDisabled(ctx context.Context, targetURL string, params *EventWebhookEndpointDisabledParams, body EventWebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 func (p *WebhookInitiator) EventBankAccountAddedWithBody(ctx context.Context, targetURL string, params *EventBankAccountAddedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -12628,6 +15475,54 @@ func (p *WebhookInitiator) EventUserVerificationSucceededWithBody(ctx context.Co
 
 func (p *WebhookInitiator) EventUserVerificationSucceeded(ctx context.Context, targetURL string, params *EventUserVerificationSucceededParams, body EventUserVerificationSucceededJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewEventUserVerificationSucceededWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) EventWebhookTestWithBody(ctx context.Context, targetURL string, params *EventWebhookTestParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookTestWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) EventWebhookTest(ctx context.Context, targetURL string, params *EventWebhookTestParams, body EventWebhookTestJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookTestWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) EventWebhookEndpointDisabledWithBody(ctx context.Context, targetURL string, params *EventWebhookEndpointDisabledParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) EventWebhookEndpointDisabled(ctx context.Context, targetURL string, params *EventWebhookEndpointDisabledParams, body EventWebhookEndpointDisabledJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEventWebhookEndpointDisabledWebhookRequest(targetURL, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13383,6 +16278,128 @@ func NewEventUserVerificationSucceededWebhookRequest(targetURL string, params *E
 
 // NewEventUserVerificationSucceededWebhookRequestWithBody builds a POST request for the user.verification.succeeded webhook with any body
 func NewEventUserVerificationSucceededWebhookRequestWithBody(targetURL string, params *EventUserVerificationSucceededParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewEventWebhookTestWebhookRequest builds a application/json POST request for the webhook.test webhook
+func NewEventWebhookTestWebhookRequest(targetURL string, params *EventWebhookTestParams, body EventWebhookTestJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEventWebhookTestWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewEventWebhookTestWebhookRequestWithBody builds a POST request for the webhook.test webhook with any body
+func NewEventWebhookTestWebhookRequestWithBody(targetURL string, params *EventWebhookTestParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: "uuid"})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
+}
+
+// NewEventWebhookEndpointDisabledWebhookRequest builds a application/json POST request for the webhook_endpoint.disabled webhook
+func NewEventWebhookEndpointDisabledWebhookRequest(targetURL string, params *EventWebhookEndpointDisabledParams, body EventWebhookEndpointDisabledJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEventWebhookEndpointDisabledWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewEventWebhookEndpointDisabledWebhookRequestWithBody builds a POST request for the webhook_endpoint.disabled webhook with any body
+func NewEventWebhookEndpointDisabledWebhookRequestWithBody(targetURL string, params *EventWebhookEndpointDisabledParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 	_ = err
 

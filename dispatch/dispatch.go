@@ -122,6 +122,9 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	svc.Outbox().LogDisabled(func(endpointID, reason string) {
+		log.Warn("webhooks: endpoint disabled", "endpoint", endpointID, "reason", reason)
+	})
 	d := &Dispatcher{
 		svc:  svc,
 		box:  svc.Outbox(),

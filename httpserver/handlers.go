@@ -154,6 +154,31 @@ func (s *server) rotateWebhookSecret(ctx context.Context, c *call) (any, error) 
 	return c.success(s.svc.RotateWebhookSecret(ctx, c.platform, c.path("endpoint_id")))
 }
 
+func (s *server) getWebhookEndpoint(ctx context.Context, c *call) (any, error) {
+	return c.success(s.svc.GetWebhookEndpoint(ctx, c.platform, c.path("endpoint_id")))
+}
+
+func (s *server) updateWebhookEndpoint(ctx context.Context, c *call, in payments.WebhookEndpointUpdate, validated payments.Call) (any, error) {
+	return c.success(s.svc.UpdateWebhookEndpoint(ctx, c.platform, c.path("endpoint_id"), in, validated))
+}
+
+func (s *server) disableWebhookEndpoint(ctx context.Context, c *call) (any, error) {
+	return c.success(s.svc.DisableWebhookEndpoint(ctx, c.platform, c.path("endpoint_id")))
+}
+
+func (s *server) recoverWebhookEndpoint(ctx context.Context, c *call, in payments.WebhookRecovery, validated payments.Call) (any, error) {
+	return c.success(s.svc.RecoverWebhookEndpoint(ctx, c.platform, c.path("endpoint_id"), in, validated))
+}
+
+func (s *server) sendTestWebhook(ctx context.Context, c *call) (any, error) {
+	return c.success(s.svc.SendTestWebhook(ctx, c.platform, c.path("endpoint_id")))
+}
+
+func (s *server) listWebhookAttempts(ctx context.Context, c *call, sent payments.Call) (any, error) {
+	q := c.req.Query
+	return c.success(s.svc.ListWebhookAttempts(ctx, c.platform, c.path("endpoint_id"), payments.EventQuery{After: q["after"], Limit: q["limit"]}, sent))
+}
+
 func (s *server) listEvents(ctx context.Context, c *call, sent payments.Call) (any, error) {
 	q := c.req.Query
 	return c.success(s.svc.ListEvents(ctx, c.platform, payments.EventQuery{After: q["after"], Type: q["type"], Limit: q["limit"]}, sent))

@@ -319,6 +319,12 @@ func (x *exampleRun) webhooks(ctx context.Context) {
 		listEvents = "GET /api/platform/events/list"
 		getEvent   = "GET /api/platform/events/get/{event_id}"
 		resend     = "POST /api/platform/events/resend/{event_id}"
+		getHook    = "GET /api/platform/webhooks/get/{endpoint_id}"
+		updateHook = "PUT /api/platform/webhooks/update/{endpoint_id}"
+		pauseHook  = "POST /api/platform/webhooks/disable/{endpoint_id}"
+		recoverTo  = "POST /api/platform/webhooks/recover/{endpoint_id}"
+		testHook   = "POST /api/platform/webhooks/test/{endpoint_id}"
+		attempts   = "GET /api/platform/webhooks/attempts/{endpoint_id}"
 		unknown    = "0b7e2f64-3c1a-4f5e-9d2b-6a8c1e4f7a90"
 	)
 	ep := x.do(req{pattern: createHook, target: "/api/platform/webhooks/create",
@@ -340,6 +346,15 @@ func (x *exampleRun) webhooks(ctx context.Context) {
 		x.t.Fatal(err)
 	}
 	x.do(req{pattern: listHooks, target: "/api/platform/webhooks/list", want: 200})
+	x.do(req{pattern: getHook, target: "/api/platform/webhooks/get/" + endpoint, want: 200})
+	x.do(req{pattern: getHook, target: "/api/platform/webhooks/get/" + unknown, want: 404})
+	x.do(req{pattern: getHook, target: "/api/platform/webhooks/get/42", want: 422})
+	x.do(req{pattern: attempts, target: "/api/platform/webhooks/attempts/" + endpoint + "?limit=10", want: 200})
+	x.do(req{pattern: attempts, target: "/api/platform/webhooks/attempts/" + unknown, want: 404})
+	x.do(req{pattern: attempts, target: "/api/platform/webhooks/attempts/" + endpoint + "?after=x1&limit=0", want: 422})
+	x.do(req{pattern: testHook, target: "/api/platform/webhooks/test/" + endpoint, want: 409})
+	since := fmt.Sprintf(`{"since":"%s"}`, exampleTime.Add(-time.Hour).Format(time.RFC3339))
+	x.do(req{pattern: recoverTo, target: "/api/platform/webhooks/recover/" + endpoint, body: since, want: 409})
 
 	x.do(req{pattern: listEvents, target: "/api/platform/events/list?type=user.created&limit=2", want: 200})
 	x.do(req{pattern: listEvents, target: "/api/platform/events/list?limit=500&type=user.deleted", want: 422})
@@ -354,12 +369,25 @@ func (x *exampleRun) webhooks(ctx context.Context) {
 	x.do(req{pattern: enableHook, target: "/api/platform/webhooks/enable/" + unknown, want: 404})
 	x.do(req{pattern: enableHook, target: "/api/platform/webhooks/enable/42", want: 422})
 	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + event, body: to, want: 200})
+	x.do(req{pattern: recoverTo, target: "/api/platform/webhooks/recover/" + endpoint, body: since, want: 200})
+	x.do(req{pattern: recoverTo, target: "/api/platform/webhooks/recover/" + unknown, body: since, want: 404})
+	x.do(req{pattern: recoverTo, target: "/api/platform/webhooks/recover/" + endpoint, body: `{"since":"2026-11-23 09:00"}`, want: 422})
+	x.do(req{pattern: testHook, target: "/api/platform/webhooks/test/" + endpoint, want: 200})
+	x.do(req{pattern: testHook, target: "/api/platform/webhooks/test/" + unknown, want: 404})
+	x.do(req{pattern: testHook, target: "/api/platform/webhooks/test/42", want: 422})
+	x.do(req{pattern: updateHook, target: "/api/platform/webhooks/update/" + endpoint,
+		body: `{"url":"https://hooks.example.com/payments/v2","events":["user.created","payee.created","webhook_endpoint.disabled"]}`, want: 200})
+	x.do(req{pattern: updateHook, target: "/api/platform/webhooks/update/" + unknown, body: `{"description":"Payroll"}`, want: 404})
+	x.do(req{pattern: updateHook, target: "/api/platform/webhooks/update/" + endpoint, body: `{"url":"hooks.example.com/payments"}`, want: 422})
 	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + unknown, body: `{}`, want: 404})
 	x.do(req{pattern: resend, target: "/api/platform/events/resend/" + event, body: `{"endpoint_id":"42"}`, want: 422})
 
 	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/" + endpoint, want: 200})
 	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/" + unknown, want: 404})
 	x.do(req{pattern: rotateHook, target: "/api/platform/webhooks/rotate-secret/42", want: 422})
+	x.do(req{pattern: pauseHook, target: "/api/platform/webhooks/disable/" + endpoint, want: 200})
+	x.do(req{pattern: pauseHook, target: "/api/platform/webhooks/disable/" + unknown, want: 404})
+	x.do(req{pattern: pauseHook, target: "/api/platform/webhooks/disable/42", want: 422})
 	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/" + endpoint, want: 200})
 	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/" + endpoint, want: 404})
 	x.do(req{pattern: deleteHook, target: "/api/platform/webhooks/delete/42", want: 422})

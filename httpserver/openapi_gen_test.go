@@ -61,6 +61,12 @@ var operationDocs = map[string]operationDoc{
 	"DELETE /api/platform/webhooks/delete/{endpoint_id}":                  {library: "DeleteWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Delete Webhook Endpoint", schema: "webhooks_endpoint.json"},
 	"POST /api/platform/webhooks/enable/{endpoint_id}":                    {library: "EnableWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Enable Webhook Endpoint", schema: "webhooks_endpoint.json"},
 	"POST /api/platform/webhooks/rotate-secret/{endpoint_id}":             {library: "RotateWebhookSecret", codes: []payments.Code{payments.CodeNotFound}, name: "Rotate Webhook Secret", schema: "webhooks_endpoint.json"},
+	"GET /api/platform/webhooks/get/{endpoint_id}":                        {library: "GetWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Get Webhook Endpoint", schema: "webhooks_endpoint.json"},
+	"PUT /api/platform/webhooks/update/{endpoint_id}":                     {library: "UpdateWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}},
+	"POST /api/platform/webhooks/disable/{endpoint_id}":                   {library: "DisableWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound}, name: "Disable Webhook Endpoint", schema: "webhooks_endpoint.json"},
+	"POST /api/platform/webhooks/recover/{endpoint_id}":                   {library: "RecoverWebhookEndpoint", codes: []payments.Code{payments.CodeNotFound, payments.CodeConflict}},
+	"POST /api/platform/webhooks/test/{endpoint_id}":                      {library: "SendTestWebhook", codes: []payments.Code{payments.CodeNotFound, payments.CodeConflict}, name: "Send Test Webhook", schema: "webhooks_endpoint.json"},
+	"GET /api/platform/webhooks/attempts/{endpoint_id}":                   {library: "ListWebhookAttempts", codes: []payments.Code{payments.CodeNotFound}},
 	"GET /api/platform/events/list":                                       {library: "ListEvents"},
 	"GET /api/platform/events/get/{event_id}":                             {library: "GetEvent", codes: []payments.Code{payments.CodeNotFound}},
 	"POST /api/platform/events/resend/{event_id}":                         {library: "ResendEvent", codes: []payments.Code{payments.CodeNotFound, payments.CodeConflict}},
@@ -517,6 +523,10 @@ func bodyRequired(req *requestSchema) bool {
 var unkeyedNotes = map[string]string{
 	"POST /api/platform/webhooks/enable/{endpoint_id}":        "enabling an enabled endpoint changes nothing.",
 	"POST /api/platform/webhooks/rotate-secret/{endpoint_id}": "a retry rotates again, and the secret it replaces still signs deliveries for 24 hours, so a client that lost the first answer loses nothing.",
+	"PUT /api/platform/webhooks/update/{endpoint_id}":         "an update retried sets the same values again.",
+	"POST /api/platform/webhooks/disable/{endpoint_id}":       "disabling a disabled endpoint changes nothing.",
+	"POST /api/platform/webhooks/recover/{endpoint_id}":       "a retry queues only what is not waiting already.",
+	"POST /api/platform/webhooks/test/{endpoint_id}":          "a retry sends another test event, which changes nothing else.",
 	"POST /api/platform/events/resend/{event_id}":             "a retry schedules the same deliveries again.",
 }
 
@@ -621,7 +631,9 @@ func (g *generator) ref(t reflect.Type) map[string]any {
 // when empty (optional, never null). No property is written that is not a field.
 //
 // A struct embedded without a json name (EventDetail's Event) has its fields written as
-// the embedding struct's own, as encoding/json writes them.
+// the embedding struct's own, as encoding/json writes them; through a pointer
+// (WebhookEndpoint's EndpointHealth), they are left out together when it is nil, so none
+// is required.
 func (g *generator) structSchema(t reflect.Type) map[string]any {
 	props := map[string]any{}
 	var required []any
@@ -641,6 +653,11 @@ func (g *generator) fields(top, t reflect.Type, props map[string]any, required *
 		name, opts, _ := strings.Cut(tag, ",")
 		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
 			g.fields(top, f.Type, props, required)
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+			var together []any // written together, or (nil) all left out: none required
+			g.fields(top, f.Type.Elem(), props, &together)
 			continue
 		}
 		if !f.IsExported() {

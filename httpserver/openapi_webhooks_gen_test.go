@@ -41,6 +41,8 @@ var eventDocs = []eventDoc{
 	{payments.EventPayeeAddressAdded, "An address was stored for a payee (an operator's `paymentsd address add`).", "payee_address", []string{"user_id", "payee_id"}, nil, nil},
 	{payments.EventExchangeRateUpdated, "An exchange rate was added to the history (an operator's `paymentsd rates set`); the object carries the pair and the rate. Sent to every platform with an endpoint subscribed to the type.", "exchange_rate", []string{"base_currency", "payout_currency", "exchange_rate"}, nil, nil},
 	{payments.EventPayeeRulesUpdated, "The payee rules were replaced (an operator's `paymentsd rules load`); the object carries the countries they cover. Sent to every platform with an endpoint subscribed to the type.", "payee_rules", nil, nil, []string{"countries"}},
+	{payments.EventWebhookTest, "A test event (Send Test Webhook), to check an endpoint's URL and secret; the object is the endpoint. Sent to that endpoint alone, whatever its types; never recovered.", "webhook_endpoint", nil, nil, nil},
+	{payments.EventWebhookEndpointDisabled, "An endpoint of the platform was disabled for its failures (it answered 410 Gone, or failed every attempt for 5 days); the object is that endpoint, data.reason says why. Sent to the platform's other enabled endpoints subscribed to the type.", "webhook_endpoint", nil, []string{"reason"}, nil},
 }
 
 // webhookParameters are the Standard Webhooks headers of a delivery.
@@ -117,7 +119,7 @@ func (g *generator) webhooks(example json.RawMessage) (map[string]any, error) {
 		out[d.typ] = map[string]any{"post": map[string]any{
 			"operationId": "event:" + d.typ,
 			"summary":     d.typ,
-			"description": d.summary + " Sent to each enabled endpoint of the platform subscribed to the type (or to `*`). " + webhookDelivery,
+			"description": d.summary + toEndpoints(d.typ) + webhookDelivery,
 			"tags":        []any{"webhooks"},
 			"security":    []any{},
 			// Written in each webhook, not referenced from components: generators keep
@@ -134,6 +136,14 @@ func (g *generator) webhooks(example json.RawMessage) (map[string]any, error) {
 		}}
 	}
 	return out, nil
+}
+
+// toEndpoints says which endpoints an event of the type goes to.
+func toEndpoints(typ string) string {
+	if typ == payments.EventWebhookTest {
+		return " "
+	}
+	return " Sent to each enabled endpoint of the platform subscribed to the type (or to `*`). "
 }
 
 // webhookDelivery is what every webhook entry says of deliveries.

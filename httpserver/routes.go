@@ -25,7 +25,7 @@ const (
 	changesUnkeyed
 )
 
-// routes is the whole API surface: the fourteen endpoints of the specification, plus eight
+// routes is the whole API surface: the fourteen endpoints of the specification, plus fourteen
 // for webhook endpoints and events, each with its authentication, whether it carries a JSON
 // body, whether it changes anything, how its request is validated (once: see handlers.go)
 // and its handler. List Users is a POST that changes nothing; Resend Event's body is
@@ -55,6 +55,12 @@ var routes = []route{
 	{"DELETE /api/platform/webhooks/delete/{endpoint_id}", platformAPI, noBody, changes, params((*server).deleteWebhookEndpoint)},
 	{"POST /api/platform/webhooks/enable/{endpoint_id}", platformAPI, noBody, changesUnkeyed, params((*server).enableWebhookEndpoint)},
 	{"POST /api/platform/webhooks/rotate-secret/{endpoint_id}", platformAPI, noBody, changesUnkeyed, params((*server).rotateWebhookSecret)},
+	{"GET /api/platform/webhooks/get/{endpoint_id}", platformAPI, noBody, reads, params((*server).getWebhookEndpoint)},
+	{"PUT /api/platform/webhooks/update/{endpoint_id}", platformAPI, withBody, changesUnkeyed, body((*server).updateWebhookEndpoint)},
+	{"POST /api/platform/webhooks/disable/{endpoint_id}", platformAPI, noBody, changesUnkeyed, params((*server).disableWebhookEndpoint)},
+	{"POST /api/platform/webhooks/recover/{endpoint_id}", platformAPI, withBody, changesUnkeyed, body((*server).recoverWebhookEndpoint)},
+	{"POST /api/platform/webhooks/test/{endpoint_id}", platformAPI, noBody, changesUnkeyed, params((*server).sendTestWebhook)},
+	{"GET /api/platform/webhooks/attempts/{endpoint_id}", platformAPI, noBody, reads, query((*server).listWebhookAttempts)},
 	{"GET /api/platform/events/list", platformAPI, noBody, reads, query((*server).listEvents)},
 	{"GET /api/platform/events/get/{event_id}", platformAPI, noBody, reads, params((*server).getEvent)},
 	{"POST /api/platform/events/resend/{event_id}", platformAPI, withBody, changesUnkeyed, body((*server).resendEvent)},

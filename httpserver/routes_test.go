@@ -15,11 +15,11 @@ import (
 var scenarioDir = filepath.Join("..", "testdata")
 
 // TestRoutes checks the route table itself: the fourteen endpoints of the specification
-// and the eight of webhooks and events, each once, each pattern a method and a path as
+// and the fourteen of webhooks and events, each once, each pattern a method and a path as
 // http.ServeMux takes them.
 func TestRoutes(t *testing.T) {
-	if len(routes) != 14+8 {
-		t.Errorf("%d routes, want the fourteen of the specification and eight of webhooks and events", len(routes))
+	if len(routes) != 14+14 {
+		t.Errorf("%d routes, want the fourteen of the specification and fourteen of webhooks and events", len(routes))
 	}
 	seen := map[string]bool{}
 	for i, rt := range routes {

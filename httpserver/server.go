@@ -1,5 +1,5 @@
 // Package httpserver serves the payments library over HTTP: the fourteen routes of the
-// Platform Payments API and eight of webhooks and events, each answering in the contract's
+// Platform Payments API and fourteen of webhooks and events, each answering in the contract's
 // JSON envelopes.
 package httpserver
 

@@ -39,6 +39,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.addWebhookSubscriptionStmt, err = db.PrepareContext(ctx, addWebhookSubscription); err != nil {
 		return nil, fmt.Errorf("error preparing query AddWebhookSubscription: %w", err)
 	}
+	if q.attemptTimeStmt, err = db.PrepareContext(ctx, attemptTime); err != nil {
+		return nil, fmt.Errorf("error preparing query AttemptTime: %w", err)
+	}
 	if q.bankAccountNumbersAfterStmt, err = db.PrepareContext(ctx, bankAccountNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query BankAccountNumbersAfter: %w", err)
 	}
@@ -47,6 +50,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.clearDefaultAccountStmt, err = db.PrepareContext(ctx, clearDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query ClearDefaultAccount: %w", err)
+	}
+	if q.clearWebhookSubscriptionsStmt, err = db.PrepareContext(ctx, clearWebhookSubscriptions); err != nil {
+		return nil, fmt.Errorf("error preparing query ClearWebhookSubscriptions: %w", err)
 	}
 	if q.countEndpointPendingStmt, err = db.PrepareContext(ctx, countEndpointPending); err != nil {
 		return nil, fmt.Errorf("error preparing query CountEndpointPending: %w", err)
@@ -123,11 +129,23 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.deleteWebhookEndpointStmt, err = db.PrepareContext(ctx, deleteWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteWebhookEndpoint: %w", err)
 	}
+	if q.disableFailingEndpointStmt, err = db.PrepareContext(ctx, disableFailingEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query DisableFailingEndpoint: %w", err)
+	}
 	if q.disableWebhookEndpointStmt, err = db.PrepareContext(ctx, disableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query DisableWebhookEndpoint: %w", err)
 	}
 	if q.enableWebhookEndpointStmt, err = db.PrepareContext(ctx, enableWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query EnableWebhookEndpoint: %w", err)
+	}
+	if q.endpointAttemptsStmt, err = db.PrepareContext(ctx, endpointAttempts); err != nil {
+		return nil, fmt.Errorf("error preparing query EndpointAttempts: %w", err)
+	}
+	if q.endpointHealthStmt, err = db.PrepareContext(ctx, endpointHealth); err != nil {
+		return nil, fmt.Errorf("error preparing query EndpointHealth: %w", err)
+	}
+	if q.endpointSuccessesStmt, err = db.PrepareContext(ctx, endpointSuccesses); err != nil {
+		return nil, fmt.Errorf("error preparing query EndpointSuccesses: %w", err)
 	}
 	if q.extendClaimStmt, err = db.PrepareContext(ctx, extendClaim); err != nil {
 		return nil, fmt.Errorf("error preparing query ExtendClaim: %w", err)
@@ -188,6 +206,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getUserWalletStmt, err = db.PrepareContext(ctx, getUserWallet); err != nil {
 		return nil, fmt.Errorf("error preparing query GetUserWallet: %w", err)
+	}
+	if q.getWebhookEndpointStmt, err = db.PrepareContext(ctx, getWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query GetWebhookEndpoint: %w", err)
 	}
 	if q.holdDeliveryStmt, err = db.PrepareContext(ctx, holdDelivery); err != nil {
 		return nil, fmt.Errorf("error preparing query HoldDelivery: %w", err)
@@ -270,6 +291,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.markEndpointSucceedingStmt, err = db.PrepareContext(ctx, markEndpointSucceeding); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkEndpointSucceeding: %w", err)
 	}
+	if q.pauseWebhookEndpointStmt, err = db.PrepareContext(ctx, pauseWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query PauseWebhookEndpoint: %w", err)
+	}
 	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
 	}
@@ -293,6 +317,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.recordSuccessStmt, err = db.PrepareContext(ctx, recordSuccess); err != nil {
 		return nil, fmt.Errorf("error preparing query RecordSuccess: %w", err)
+	}
+	if q.recoverDeliveriesStmt, err = db.PrepareContext(ctx, recoverDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query RecoverDeliveries: %w", err)
 	}
 	if q.releaseClaimsStmt, err = db.PrepareContext(ctx, releaseClaims); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseClaims: %w", err)
@@ -342,6 +369,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.subscribedPlatformsStmt, err = db.PrepareContext(ctx, subscribedPlatforms); err != nil {
 		return nil, fmt.Errorf("error preparing query SubscribedPlatforms: %w", err)
 	}
+	if q.successTimeStmt, err = db.PrepareContext(ctx, successTime); err != nil {
+		return nil, fmt.Errorf("error preparing query SuccessTime: %w", err)
+	}
+	if q.updateWebhookEndpointStmt, err = db.PrepareContext(ctx, updateWebhookEndpoint); err != nil {
+		return nil, fmt.Errorf("error preparing query UpdateWebhookEndpoint: %w", err)
+	}
 	if q.userHasDefaultAccountStmt, err = db.PrepareContext(ctx, userHasDefaultAccount); err != nil {
 		return nil, fmt.Errorf("error preparing query UserHasDefaultAccount: %w", err)
 	}
@@ -384,6 +417,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing addWebhookSubscriptionStmt: %w", cerr)
 		}
 	}
+	if q.attemptTimeStmt != nil {
+		if cerr := q.attemptTimeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing attemptTimeStmt: %w", cerr)
+		}
+	}
 	if q.bankAccountNumbersAfterStmt != nil {
 		if cerr := q.bankAccountNumbersAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing bankAccountNumbersAfterStmt: %w", cerr)
@@ -397,6 +435,11 @@ func (q *Queries) Close() error {
 	if q.clearDefaultAccountStmt != nil {
 		if cerr := q.clearDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing clearDefaultAccountStmt: %w", cerr)
+		}
+	}
+	if q.clearWebhookSubscriptionsStmt != nil {
+		if cerr := q.clearWebhookSubscriptionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing clearWebhookSubscriptionsStmt: %w", cerr)
 		}
 	}
 	if q.countEndpointPendingStmt != nil {
@@ -524,6 +567,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing deleteWebhookEndpointStmt: %w", cerr)
 		}
 	}
+	if q.disableFailingEndpointStmt != nil {
+		if cerr := q.disableFailingEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing disableFailingEndpointStmt: %w", cerr)
+		}
+	}
 	if q.disableWebhookEndpointStmt != nil {
 		if cerr := q.disableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing disableWebhookEndpointStmt: %w", cerr)
@@ -532,6 +580,21 @@ func (q *Queries) Close() error {
 	if q.enableWebhookEndpointStmt != nil {
 		if cerr := q.enableWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing enableWebhookEndpointStmt: %w", cerr)
+		}
+	}
+	if q.endpointAttemptsStmt != nil {
+		if cerr := q.endpointAttemptsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing endpointAttemptsStmt: %w", cerr)
+		}
+	}
+	if q.endpointHealthStmt != nil {
+		if cerr := q.endpointHealthStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing endpointHealthStmt: %w", cerr)
+		}
+	}
+	if q.endpointSuccessesStmt != nil {
+		if cerr := q.endpointSuccessesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing endpointSuccessesStmt: %w", cerr)
 		}
 	}
 	if q.extendClaimStmt != nil {
@@ -632,6 +695,11 @@ func (q *Queries) Close() error {
 	if q.getUserWalletStmt != nil {
 		if cerr := q.getUserWalletStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getUserWalletStmt: %w", cerr)
+		}
+	}
+	if q.getWebhookEndpointStmt != nil {
+		if cerr := q.getWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getWebhookEndpointStmt: %w", cerr)
 		}
 	}
 	if q.holdDeliveryStmt != nil {
@@ -769,6 +837,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing markEndpointSucceedingStmt: %w", cerr)
 		}
 	}
+	if q.pauseWebhookEndpointStmt != nil {
+		if cerr := q.pauseWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing pauseWebhookEndpointStmt: %w", cerr)
+		}
+	}
 	if q.payeeBankNumbersAfterStmt != nil {
 		if cerr := q.payeeBankNumbersAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
@@ -807,6 +880,11 @@ func (q *Queries) Close() error {
 	if q.recordSuccessStmt != nil {
 		if cerr := q.recordSuccessStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing recordSuccessStmt: %w", cerr)
+		}
+	}
+	if q.recoverDeliveriesStmt != nil {
+		if cerr := q.recoverDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing recoverDeliveriesStmt: %w", cerr)
 		}
 	}
 	if q.releaseClaimsStmt != nil {
@@ -889,6 +967,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing subscribedPlatformsStmt: %w", cerr)
 		}
 	}
+	if q.successTimeStmt != nil {
+		if cerr := q.successTimeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing successTimeStmt: %w", cerr)
+		}
+	}
+	if q.updateWebhookEndpointStmt != nil {
+		if cerr := q.updateWebhookEndpointStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing updateWebhookEndpointStmt: %w", cerr)
+		}
+	}
 	if q.userHasDefaultAccountStmt != nil {
 		if cerr := q.userHasDefaultAccountStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing userHasDefaultAccountStmt: %w", cerr)
@@ -953,9 +1041,11 @@ type Queries struct {
 	addRuleCountryStmt                  *sql.Stmt
 	addRuleCurrencyStmt                 *sql.Stmt
 	addWebhookSubscriptionStmt          *sql.Stmt
+	attemptTimeStmt                     *sql.Stmt
 	bankAccountNumbersAfterStmt         *sql.Stmt
 	claimDeliveriesStmt                 *sql.Stmt
 	clearDefaultAccountStmt             *sql.Stmt
+	clearWebhookSubscriptionsStmt       *sql.Stmt
 	countEndpointPendingStmt            *sql.Stmt
 	countNewUserStmt                    *sql.Stmt
 	countPlatformsStmt                  *sql.Stmt
@@ -981,8 +1071,12 @@ type Queries struct {
 	deleteExpiredIdempotencyKeyStmt     *sql.Stmt
 	deleteExpiredIdempotencyRecordsStmt *sql.Stmt
 	deleteWebhookEndpointStmt           *sql.Stmt
+	disableFailingEndpointStmt          *sql.Stmt
 	disableWebhookEndpointStmt          *sql.Stmt
 	enableWebhookEndpointStmt           *sql.Stmt
+	endpointAttemptsStmt                *sql.Stmt
+	endpointHealthStmt                  *sql.Stmt
+	endpointSuccessesStmt               *sql.Stmt
 	extendClaimStmt                     *sql.Stmt
 	fanOutEventStmt                     *sql.Stmt
 	getAPICredentialStmt                *sql.Stmt
@@ -1003,6 +1097,7 @@ type Queries struct {
 	getUserPayeeStmt                    *sql.Stmt
 	getUserSettingsStmt                 *sql.Stmt
 	getUserWalletStmt                   *sql.Stmt
+	getWebhookEndpointStmt              *sql.Stmt
 	holdDeliveryStmt                    *sql.Stmt
 	idempotencyOutcomesAfterStmt        *sql.Stmt
 	keepSuccessAsAttemptStmt            *sql.Stmt
@@ -1030,6 +1125,7 @@ type Queries struct {
 	listWebhookSubscriptionsStmt        *sql.Stmt
 	markEndpointFailingStmt             *sql.Stmt
 	markEndpointSucceedingStmt          *sql.Stmt
+	pauseWebhookEndpointStmt            *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	pendingDeliveriesStmt               *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
@@ -1038,6 +1134,7 @@ type Queries struct {
 	pruneEventsStmt                     *sql.Stmt
 	recordDeliveryStmt                  *sql.Stmt
 	recordSuccessStmt                   *sql.Stmt
+	recoverDeliveriesStmt               *sql.Stmt
 	releaseClaimsStmt                   *sql.Stmt
 	renamePayeeStmt                     *sql.Stmt
 	resendToEndpointStmt                *sql.Stmt
@@ -1054,6 +1151,8 @@ type Queries struct {
 	softDeleteCardStmt                  *sql.Stmt
 	softDeletePayeeBankStmt             *sql.Stmt
 	subscribedPlatformsStmt             *sql.Stmt
+	successTimeStmt                     *sql.Stmt
+	updateWebhookEndpointStmt           *sql.Stmt
 	userHasDefaultAccountStmt           *sql.Stmt
 	verifyUserStmt                      *sql.Stmt
 	webhookPreviousSecretsAfterStmt     *sql.Stmt
@@ -1069,9 +1168,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		addRuleCountryStmt:                  q.addRuleCountryStmt,
 		addRuleCurrencyStmt:                 q.addRuleCurrencyStmt,
 		addWebhookSubscriptionStmt:          q.addWebhookSubscriptionStmt,
+		attemptTimeStmt:                     q.attemptTimeStmt,
 		bankAccountNumbersAfterStmt:         q.bankAccountNumbersAfterStmt,
 		claimDeliveriesStmt:                 q.claimDeliveriesStmt,
 		clearDefaultAccountStmt:             q.clearDefaultAccountStmt,
+		clearWebhookSubscriptionsStmt:       q.clearWebhookSubscriptionsStmt,
 		countEndpointPendingStmt:            q.countEndpointPendingStmt,
 		countNewUserStmt:                    q.countNewUserStmt,
 		countPlatformsStmt:                  q.countPlatformsStmt,
@@ -1097,8 +1198,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteExpiredIdempotencyKeyStmt:     q.deleteExpiredIdempotencyKeyStmt,
 		deleteExpiredIdempotencyRecordsStmt: q.deleteExpiredIdempotencyRecordsStmt,
 		deleteWebhookEndpointStmt:           q.deleteWebhookEndpointStmt,
+		disableFailingEndpointStmt:          q.disableFailingEndpointStmt,
 		disableWebhookEndpointStmt:          q.disableWebhookEndpointStmt,
 		enableWebhookEndpointStmt:           q.enableWebhookEndpointStmt,
+		endpointAttemptsStmt:                q.endpointAttemptsStmt,
+		endpointHealthStmt:                  q.endpointHealthStmt,
+		endpointSuccessesStmt:               q.endpointSuccessesStmt,
 		extendClaimStmt:                     q.extendClaimStmt,
 		fanOutEventStmt:                     q.fanOutEventStmt,
 		getAPICredentialStmt:                q.getAPICredentialStmt,
@@ -1119,6 +1224,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		getUserPayeeStmt:                    q.getUserPayeeStmt,
 		getUserSettingsStmt:                 q.getUserSettingsStmt,
 		getUserWalletStmt:                   q.getUserWalletStmt,
+		getWebhookEndpointStmt:              q.getWebhookEndpointStmt,
 		holdDeliveryStmt:                    q.holdDeliveryStmt,
 		idempotencyOutcomesAfterStmt:        q.idempotencyOutcomesAfterStmt,
 		keepSuccessAsAttemptStmt:            q.keepSuccessAsAttemptStmt,
@@ -1146,6 +1252,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWebhookSubscriptionsStmt:        q.listWebhookSubscriptionsStmt,
 		markEndpointFailingStmt:             q.markEndpointFailingStmt,
 		markEndpointSucceedingStmt:          q.markEndpointSucceedingStmt,
+		pauseWebhookEndpointStmt:            q.pauseWebhookEndpointStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		pendingDeliveriesStmt:               q.pendingDeliveriesStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
@@ -1154,6 +1261,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		pruneEventsStmt:                     q.pruneEventsStmt,
 		recordDeliveryStmt:                  q.recordDeliveryStmt,
 		recordSuccessStmt:                   q.recordSuccessStmt,
+		recoverDeliveriesStmt:               q.recoverDeliveriesStmt,
 		releaseClaimsStmt:                   q.releaseClaimsStmt,
 		renamePayeeStmt:                     q.renamePayeeStmt,
 		resendToEndpointStmt:                q.resendToEndpointStmt,
@@ -1170,6 +1278,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		softDeleteCardStmt:                  q.softDeleteCardStmt,
 		softDeletePayeeBankStmt:             q.softDeletePayeeBankStmt,
 		subscribedPlatformsStmt:             q.subscribedPlatformsStmt,
+		successTimeStmt:                     q.successTimeStmt,
+		updateWebhookEndpointStmt:           q.updateWebhookEndpointStmt,
 		userHasDefaultAccountStmt:           q.userHasDefaultAccountStmt,
 		verifyUserStmt:                      q.verifyUserStmt,
 		webhookPreviousSecretsAfterStmt:     q.webhookPreviousSecretsAfterStmt,

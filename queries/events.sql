@@ -16,11 +16,12 @@ WHERE e.platform_id = sqlc.arg(platform_id) AND e.status = 'enabled' AND e.delet
 
 -- name: SubscribedPlatforms :many
 -- The platforms with an endpoint subscribed to the type: where a change of the whole
--- deployment (rates, payee rules) is told.
+-- deployment (rates, payee rules) is told. A disabled endpoint counts: the event is kept
+-- for its recovery (RecoverDeliveries).
 SELECT p.id, p.environment FROM platforms p
 WHERE EXISTS (
     SELECT 1 FROM webhook_endpoints e
-    WHERE e.platform_id = p.id AND e.status = 'enabled' AND e.deleted_at IS NULL
+    WHERE e.platform_id = p.id AND e.deleted_at IS NULL
       AND (e.all_events = 1 OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = sqlc.arg(type))))
 ORDER BY p.id;

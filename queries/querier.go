@@ -14,11 +14,13 @@ type Querier interface {
 	AddRuleCountry(ctx context.Context, arg AddRuleCountryParams) error
 	AddRuleCurrency(ctx context.Context, arg AddRuleCurrencyParams) error
 	AddWebhookSubscription(ctx context.Context, arg AddWebhookSubscriptionParams) error
+	AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error)
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	// Takes up to max due deliveries for a lease: each is due again when the lease ends,
 	// unless its attempt is recorded first.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
+	ClearWebhookSubscriptions(ctx context.Context, endpointID string) error
 	CountEndpointPending(ctx context.Context, endpointID string) (int64, error)
 	CountNewUser(ctx context.Context, id string) (int64, error)
 	CountPlatforms(ctx context.Context, environment string) (int64, error)
@@ -54,8 +56,18 @@ type Querier interface {
 	DeleteExpiredIdempotencyKey(ctx context.Context, arg DeleteExpiredIdempotencyKeyParams) error
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
+	// Disables an enabled endpoint for its failures (none affected when it was not enabled).
+	DisableFailingEndpoint(ctx context.Context, arg DisableFailingEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
+	// The endpoint's attempts logged in webhook_attempts, newest first, those before the
+	// position (before_at, before_id) when before_at is not ''.
+	EndpointAttempts(ctx context.Context, arg EndpointAttemptsParams) ([]EndpointAttemptsRow, error)
+	// The times of an endpoint's last success and last failure and of the start of its run of
+	// failures ('' for none), and how many of its deliveries wait.
+	EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error)
+	// The endpoint's successes kept in its deliveries' rows, newest first, as EndpointAttempts.
+	EndpointSuccesses(ctx context.Context, arg EndpointSuccessesParams) ([]EndpointSuccessesRow, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
 	// One pending delivery of the event to each enabled endpoint of the platform subscribed
@@ -80,6 +92,7 @@ type Querier interface {
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
 	GetUserSettings(ctx context.Context, userID string) (UserSetting, error)
 	GetUserWallet(ctx context.Context, userID string) (Wallet, error)
+	GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error)
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
@@ -124,6 +137,8 @@ type Querier interface {
 	// Returns when the endpoint's current run of failures began.
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	// Disables an endpoint by hand; one disabled already keeps its reason.
+	PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// How many deliveries wait, and the time of the oldest event among them.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
@@ -141,6 +156,10 @@ type Querier interface {
 	// in the success_ columns; none affected when they hold one already (a second success, of
 	// a claim taken after its lease ran out): that one goes to webhook_attempts.
 	RecordSuccess(ctx context.Context, arg RecordSuccessParams) (int64, error)
+	// Queues a delivery to the endpoint of each event of the platform created in [since,
+	// until) of the types it takes, but test events, that it has not received with a 2xx:
+	// a new one, or a failed one due again; one pending or succeeded is left as it is.
+	RecoverDeliveries(ctx context.Context, arg RecoverDeliveriesParams) (int64, error)
 	// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
 	// start, the claims of a process that died.
 	ReleaseClaims(ctx context.Context) (int64, error)
@@ -161,8 +180,13 @@ type Querier interface {
 	SoftDeleteCard(ctx context.Context, arg SoftDeleteCardParams) (int64, error)
 	SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error)
 	// The platforms with an endpoint subscribed to the type: where a change of the whole
-	// deployment (rates, payee rules) is told.
+	// deployment (rates, payee rules) is told. A disabled endpoint counts: the event is kept
+	// for its recovery (RecoverDeliveries).
 	SubscribedPlatforms(ctx context.Context, type_ string) ([]SubscribedPlatformsRow, error)
+	SuccessTime(ctx context.Context, arg SuccessTimeParams) (string, error)
+	// Sets an endpoint's URL, description and whether it takes every type; its secret and
+	// status stay.
+	UpdateWebhookEndpoint(ctx context.Context, arg UpdateWebhookEndpointParams) (WebhookEndpoint, error)
 	UserHasDefaultAccount(ctx context.Context, userID string) (bool, error)
 	// Verifies an unverified user: none affected for a user verified already (or unknown).
 	VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error)

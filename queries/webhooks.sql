@@ -149,3 +149,93 @@ ORDER BY id LIMIT sqlc.arg(batch);
 
 -- name: SetWebhookPreviousSecret :exec
 UPDATE webhook_endpoints SET previous_secret_sealed = ? WHERE id = ?;
+
+-- name: GetWebhookEndpoint :one
+SELECT * FROM webhook_endpoints
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL;
+
+-- name: UpdateWebhookEndpoint :one
+-- Sets an endpoint's URL, description and whether it takes every type; its secret and
+-- status stay.
+UPDATE webhook_endpoints
+SET url = sqlc.arg(url), description = sqlc.arg(description), all_events = sqlc.arg(all_events)
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: ClearWebhookSubscriptions :exec
+DELETE FROM webhook_subscriptions WHERE endpoint_id = sqlc.arg(endpoint_id);
+
+-- name: PauseWebhookEndpoint :one
+-- Disables an endpoint by hand; one disabled already keeps its reason.
+UPDATE webhook_endpoints
+SET disabled_reason = CASE WHEN status = 'enabled' THEN CAST(sqlc.arg(reason) AS TEXT) ELSE disabled_reason END,
+    status = 'disabled'
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: DisableFailingEndpoint :execrows
+-- Disables an enabled endpoint for its failures (none affected when it was not enabled).
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = sqlc.arg(disabled_reason)
+WHERE id = sqlc.arg(id) AND status = 'enabled';
+
+-- name: EndpointHealth :one
+-- The times of an endpoint's last success and last failure and of the start of its run of
+-- failures ('' for none), and how many of its deliveries wait.
+SELECT
+    CAST(coalesce((SELECT max(d.succeeded_at) FROM webhook_deliveries d
+        WHERE d.endpoint_id = sqlc.arg(id) AND d.success_attempt IS NOT NULL), '') AS TEXT) AS delivery_success,
+    CAST(coalesce((SELECT max(a.attempted_at) FROM webhook_attempts a
+        WHERE a.endpoint_id = sqlc.arg(id) AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299), '') AS TEXT) AS attempt_success,
+    CAST(coalesce((SELECT max(f.attempted_at) FROM webhook_attempts f
+        WHERE f.endpoint_id = sqlc.arg(id) AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)), '') AS TEXT) AS failure,
+    CAST(coalesce((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = sqlc.arg(id)), '') AS TEXT) AS failing_since,
+    (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = sqlc.arg(id) AND p.state = 'pending') AS pending;
+
+-- name: EndpointAttempts :many
+-- The endpoint's attempts logged in webhook_attempts, newest first, those before the
+-- position (before_at, before_id) when before_at is not ''.
+SELECT a.id, a.event_id, e.type, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+WHERE a.endpoint_id = sqlc.arg(endpoint_id)
+  AND (CAST(sqlc.arg(before_at) AS TEXT) = '' OR a.attempted_at < CAST(sqlc.arg(before_at) AS TEXT)
+       OR (a.attempted_at = CAST(sqlc.arg(before_at) AS TEXT) AND a.id < CAST(sqlc.arg(before_id) AS INTEGER)))
+ORDER BY a.attempted_at DESC, a.id DESC
+LIMIT sqlc.arg(page_size);
+
+-- name: EndpointSuccesses :many
+-- The endpoint's successes kept in its deliveries' rows, newest first, as EndpointAttempts.
+SELECT d.id, d.event_id, e.type, CAST(d.success_attempt AS INTEGER) AS attempt, CAST(d.succeeded_at AS TEXT) AS attempted_at,
+    CAST(d.success_status AS INTEGER) AS status_code, CAST(d.success_latency AS INTEGER) AS latency_ms,
+    CAST(d.success_answer AS TEXT) AS response
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.success_attempt IS NOT NULL
+  AND (CAST(sqlc.arg(before_at) AS TEXT) = '' OR d.succeeded_at < CAST(sqlc.arg(before_at) AS TEXT)
+       OR (d.succeeded_at = CAST(sqlc.arg(before_at) AS TEXT) AND d.id < CAST(sqlc.arg(before_id) AS INTEGER)))
+ORDER BY d.succeeded_at DESC, d.id DESC
+LIMIT sqlc.arg(page_size);
+
+-- name: AttemptTime :one
+SELECT CAST(attempted_at AS TEXT) FROM webhook_attempts WHERE id = sqlc.arg(id) AND endpoint_id = sqlc.arg(endpoint_id);
+
+-- name: SuccessTime :one
+SELECT CAST(succeeded_at AS TEXT) FROM webhook_deliveries
+WHERE id = sqlc.arg(id) AND endpoint_id = sqlc.arg(endpoint_id) AND success_attempt IS NOT NULL;
+
+-- name: RecoverDeliveries :execrows
+-- Queues a delivery to the endpoint of each event of the platform created in [since,
+-- until) of the types it takes, but test events, that it has not received with a 2xx:
+-- a new one, or a failed one due again; one pending or succeeded is left as it is.
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT ev.id, CAST(sqlc.arg(endpoint_id) AS TEXT), 'pending', 0, 0, CAST(sqlc.arg(due_at) AS TEXT)
+FROM events ev
+WHERE ev.platform_id = sqlc.arg(platform_id)
+  AND ev.created_at >= CAST(sqlc.arg(since) AS TEXT) AND ev.created_at < CAST(sqlc.arg(until) AS TEXT)
+  AND ev.type <> 'webhook.test'
+  AND (CAST(sqlc.arg(all_events) AS INTEGER) = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = CAST(sqlc.arg(endpoint_id) AS TEXT) AND s.type = ev.type))
+  AND NOT EXISTS (
+      SELECT 1 FROM webhook_attempts a WHERE a.event_id = ev.id AND a.endpoint_id = CAST(sqlc.arg(endpoint_id) AS TEXT)
+        AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299)
+ON CONFLICT (event_id, endpoint_id)
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
+WHERE webhook_deliveries.state = 'failed';

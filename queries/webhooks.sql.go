@@ -23,6 +23,22 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 	return err
 }
 
+const attemptTime = `-- name: AttemptTime :one
+SELECT CAST(attempted_at AS TEXT) FROM webhook_attempts WHERE id = ?1 AND endpoint_id = ?2
+`
+
+type AttemptTimeParams struct {
+	ID         int64
+	EndpointID string
+}
+
+func (q *Queries) AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error) {
+	row := q.queryRow(ctx, q.attemptTimeStmt, attemptTime, arg.ID, arg.EndpointID)
+	var attempted_at string
+	err := row.Scan(&attempted_at)
+	return attempted_at, err
+}
+
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = ?1, resent = 0
 WHERE id IN (
@@ -76,6 +92,15 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const clearWebhookSubscriptions = `-- name: ClearWebhookSubscriptions :exec
+DELETE FROM webhook_subscriptions WHERE endpoint_id = ?1
+`
+
+func (q *Queries) ClearWebhookSubscriptions(ctx context.Context, endpointID string) error {
+	_, err := q.exec(ctx, q.clearWebhookSubscriptionsStmt, clearWebhookSubscriptions, endpointID)
+	return err
 }
 
 const createAttempt = `-- name: CreateAttempt :exec
@@ -177,6 +202,25 @@ func (q *Queries) DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEn
 	return result.RowsAffected()
 }
 
+const disableFailingEndpoint = `-- name: DisableFailingEndpoint :execrows
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?1
+WHERE id = ?2 AND status = 'enabled'
+`
+
+type DisableFailingEndpointParams struct {
+	DisabledReason *string
+	ID             string
+}
+
+// Disables an enabled endpoint for its failures (none affected when it was not enabled).
+func (q *Queries) DisableFailingEndpoint(ctx context.Context, arg DisableFailingEndpointParams) (int64, error) {
+	result, err := q.exec(ctx, q.disableFailingEndpointStmt, disableFailingEndpoint, arg.DisabledReason, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const disableWebhookEndpoint = `-- name: DisableWebhookEndpoint :exec
 UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = ?
 WHERE id = ? AND status = 'enabled'
@@ -225,6 +269,178 @@ func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEn
 	return i, err
 }
 
+const endpointAttempts = `-- name: EndpointAttempts :many
+SELECT a.id, a.event_id, e.type, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+WHERE a.endpoint_id = ?1
+  AND (CAST(?2 AS TEXT) = '' OR a.attempted_at < CAST(?2 AS TEXT)
+       OR (a.attempted_at = CAST(?2 AS TEXT) AND a.id < CAST(?3 AS INTEGER)))
+ORDER BY a.attempted_at DESC, a.id DESC
+LIMIT ?4
+`
+
+type EndpointAttemptsParams struct {
+	EndpointID string
+	BeforeAt   string
+	BeforeID   int64
+	PageSize   int64
+}
+
+type EndpointAttemptsRow struct {
+	ID          int64
+	EventID     string
+	Type        string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  *int64
+	Error       *string
+	LatencyMs   int64
+	Response    string
+}
+
+// The endpoint's attempts logged in webhook_attempts, newest first, those before the
+// position (before_at, before_id) when before_at is not ”.
+func (q *Queries) EndpointAttempts(ctx context.Context, arg EndpointAttemptsParams) ([]EndpointAttemptsRow, error) {
+	rows, err := q.query(ctx, q.endpointAttemptsStmt, endpointAttempts,
+		arg.EndpointID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointAttemptsRow{}
+	for rows.Next() {
+		var i EndpointAttemptsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Type,
+			&i.Attempt,
+			&i.AttemptedAt,
+			&i.StatusCode,
+			&i.Error,
+			&i.LatencyMs,
+			&i.Response,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointHealth = `-- name: EndpointHealth :one
+SELECT
+    CAST(coalesce((SELECT max(d.succeeded_at) FROM webhook_deliveries d
+        WHERE d.endpoint_id = ?1 AND d.success_attempt IS NOT NULL), '') AS TEXT) AS delivery_success,
+    CAST(coalesce((SELECT max(a.attempted_at) FROM webhook_attempts a
+        WHERE a.endpoint_id = ?1 AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299), '') AS TEXT) AS attempt_success,
+    CAST(coalesce((SELECT max(f.attempted_at) FROM webhook_attempts f
+        WHERE f.endpoint_id = ?1 AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)), '') AS TEXT) AS failure,
+    CAST(coalesce((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = ?1), '') AS TEXT) AS failing_since,
+    (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = ?1 AND p.state = 'pending') AS pending
+`
+
+type EndpointHealthRow struct {
+	DeliverySuccess string
+	AttemptSuccess  string
+	Failure         string
+	FailingSince    string
+	Pending         int64
+}
+
+// The times of an endpoint's last success and last failure and of the start of its run of
+// failures (” for none), and how many of its deliveries wait.
+func (q *Queries) EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error) {
+	row := q.queryRow(ctx, q.endpointHealthStmt, endpointHealth, id)
+	var i EndpointHealthRow
+	err := row.Scan(
+		&i.DeliverySuccess,
+		&i.AttemptSuccess,
+		&i.Failure,
+		&i.FailingSince,
+		&i.Pending,
+	)
+	return i, err
+}
+
+const endpointSuccesses = `-- name: EndpointSuccesses :many
+SELECT d.id, d.event_id, e.type, CAST(d.success_attempt AS INTEGER) AS attempt, CAST(d.succeeded_at AS TEXT) AS attempted_at,
+    CAST(d.success_status AS INTEGER) AS status_code, CAST(d.success_latency AS INTEGER) AS latency_ms,
+    CAST(d.success_answer AS TEXT) AS response
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.endpoint_id = ?1 AND d.success_attempt IS NOT NULL
+  AND (CAST(?2 AS TEXT) = '' OR d.succeeded_at < CAST(?2 AS TEXT)
+       OR (d.succeeded_at = CAST(?2 AS TEXT) AND d.id < CAST(?3 AS INTEGER)))
+ORDER BY d.succeeded_at DESC, d.id DESC
+LIMIT ?4
+`
+
+type EndpointSuccessesParams struct {
+	EndpointID string
+	BeforeAt   string
+	BeforeID   int64
+	PageSize   int64
+}
+
+type EndpointSuccessesRow struct {
+	ID          int64
+	EventID     string
+	Type        string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  int64
+	LatencyMs   int64
+	Response    string
+}
+
+// The endpoint's successes kept in its deliveries' rows, newest first, as EndpointAttempts.
+func (q *Queries) EndpointSuccesses(ctx context.Context, arg EndpointSuccessesParams) ([]EndpointSuccessesRow, error) {
+	rows, err := q.query(ctx, q.endpointSuccessesStmt, endpointSuccesses,
+		arg.EndpointID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointSuccessesRow{}
+	for rows.Next() {
+		var i EndpointSuccessesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Type,
+			&i.Attempt,
+			&i.AttemptedAt,
+			&i.StatusCode,
+			&i.LatencyMs,
+			&i.Response,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const extendClaim = `-- name: ExtendClaim :exec
 UPDATE webhook_deliveries SET lease_until = ?1
 WHERE id = ?2 AND lease_until IS NOT NULL
@@ -247,6 +463,38 @@ SELECT id, platform_id, url, description, all_events, status, disabled_reason, s
 
 func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
 	row := q.queryRow(ctx, q.getDeliveryEndpointStmt, getDeliveryEndpoint, id)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
+}
+
+const getWebhookEndpoint = `-- name: GetWebhookEndpoint :one
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints
+WHERE id = ?1 AND platform_id = ?2 AND deleted_at IS NULL
+`
+
+type GetWebhookEndpointParams struct {
+	ID         string
+	PlatformID string
+}
+
+func (q *Queries) GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.queryRow(ctx, q.getWebhookEndpointStmt, getWebhookEndpoint, arg.ID, arg.PlatformID)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -415,6 +663,43 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return err
 }
 
+const pauseWebhookEndpoint = `-- name: PauseWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET disabled_reason = CASE WHEN status = 'enabled' THEN CAST(?1 AS TEXT) ELSE disabled_reason END,
+    status = 'disabled'
+WHERE id = ?2 AND platform_id = ?3 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
+`
+
+type PauseWebhookEndpointParams struct {
+	Reason     string
+	ID         string
+	PlatformID string
+}
+
+// Disables an endpoint by hand; one disabled already keeps its reason.
+func (q *Queries) PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.queryRow(ctx, q.pauseWebhookEndpointStmt, pauseWebhookEndpoint, arg.Reason, arg.ID, arg.PlatformID)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
+}
+
 const pendingDeliveries = `-- name: PendingDeliveries :one
 SELECT count(*) AS pending, CAST(coalesce(min(e.created_at), '') AS TEXT) AS oldest
 FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -504,6 +789,50 @@ func (q *Queries) RecordSuccess(ctx context.Context, arg RecordSuccessParams) (i
 		arg.Latency,
 		arg.Answer,
 		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const recoverDeliveries = `-- name: RecoverDeliveries :execrows
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT ev.id, CAST(?1 AS TEXT), 'pending', 0, 0, CAST(?2 AS TEXT)
+FROM events ev
+WHERE ev.platform_id = ?3
+  AND ev.created_at >= CAST(?4 AS TEXT) AND ev.created_at < CAST(?5 AS TEXT)
+  AND ev.type <> 'webhook.test'
+  AND (CAST(?6 AS INTEGER) = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = CAST(?1 AS TEXT) AND s.type = ev.type))
+  AND NOT EXISTS (
+      SELECT 1 FROM webhook_attempts a WHERE a.event_id = ev.id AND a.endpoint_id = CAST(?1 AS TEXT)
+        AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299)
+ON CONFLICT (event_id, endpoint_id)
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
+WHERE webhook_deliveries.state = 'failed'
+`
+
+type RecoverDeliveriesParams struct {
+	EndpointID string
+	DueAt      string
+	PlatformID string
+	Since      string
+	Until      string
+	AllEvents  int64
+}
+
+// Queues a delivery to the endpoint of each event of the platform created in [since,
+// until) of the types it takes, but test events, that it has not received with a 2xx:
+// a new one, or a failed one due again; one pending or succeeded is left as it is.
+func (q *Queries) RecoverDeliveries(ctx context.Context, arg RecoverDeliveriesParams) (int64, error) {
+	result, err := q.exec(ctx, q.recoverDeliveriesStmt, recoverDeliveries,
+		arg.EndpointID,
+		arg.DueAt,
+		arg.PlatformID,
+		arg.Since,
+		arg.Until,
+		arg.AllEvents,
 	)
 	if err != nil {
 		return 0, err
@@ -616,6 +945,68 @@ type SetWebhookSecretParams struct {
 func (q *Queries) SetWebhookSecret(ctx context.Context, arg SetWebhookSecretParams) error {
 	_, err := q.exec(ctx, q.setWebhookSecretStmt, setWebhookSecret, arg.SecretSealed, arg.ID)
 	return err
+}
+
+const successTime = `-- name: SuccessTime :one
+SELECT CAST(succeeded_at AS TEXT) FROM webhook_deliveries
+WHERE id = ?1 AND endpoint_id = ?2 AND success_attempt IS NOT NULL
+`
+
+type SuccessTimeParams struct {
+	ID         int64
+	EndpointID string
+}
+
+func (q *Queries) SuccessTime(ctx context.Context, arg SuccessTimeParams) (string, error) {
+	row := q.queryRow(ctx, q.successTimeStmt, successTime, arg.ID, arg.EndpointID)
+	var succeeded_at string
+	err := row.Scan(&succeeded_at)
+	return succeeded_at, err
+}
+
+const updateWebhookEndpoint = `-- name: UpdateWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET url = ?1, description = ?2, all_events = ?3
+WHERE id = ?4 AND platform_id = ?5 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
+`
+
+type UpdateWebhookEndpointParams struct {
+	Url         string
+	Description *string
+	AllEvents   int64
+	ID          string
+	PlatformID  string
+}
+
+// Sets an endpoint's URL, description and whether it takes every type; its secret and
+// status stay.
+func (q *Queries) UpdateWebhookEndpoint(ctx context.Context, arg UpdateWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.queryRow(ctx, q.updateWebhookEndpointStmt, updateWebhookEndpoint,
+		arg.Url,
+		arg.Description,
+		arg.AllEvents,
+		arg.ID,
+		arg.PlatformID,
+	)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
 }
 
 const webhookPreviousSecretsAfter = `-- name: WebhookPreviousSecretsAfter :many

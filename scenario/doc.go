@@ -195,6 +195,19 @@
 // Deletes the endpoint and prints {"id", "deleted": true}; an endpoint the platform does
 // not have fails (not found).
 //
+//	webhook get -platform ID ENDPOINT_ID
+//	webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID
+//	webhook disable -platform ID ENDPOINT_ID
+//	webhook enable -platform ID ENDPOINT_ID
+//	webhook recover -platform ID -since TIME [-until TIME] ENDPOINT_ID
+//	webhook test -platform ID ENDPOINT_ID
+//	webhook attempts -platform ID [-after ATTEMPT_ID] [-limit N] ENDPOINT_ID
+//
+// The API's Get, Update, Disable and Enable Webhook Endpoint, Recover Webhook Endpoint
+// (TIME in RFC 3339), Send Test Webhook and List Webhook Attempts, done on the database;
+// each prints the answer's data as JSON on one line, and fails with the API's message
+// where the API refuses.
+//
 // The script's receiver:
 //
 //	webhook listen [-fail N] [-status CODE]

@@ -217,10 +217,17 @@ func TestWebhookFailures(t *testing.T) {
 			"webhook count: no receiver: run webhook listen first",
 		}},
 		{"unknown", "webhook frob\n", []string{
-			`webhook: unknown subcommand "frob": want add or list or remove or trigger or listen or expect or count`,
+			`webhook: unknown subcommand "frob": want add or list or remove or get or update or disable or enable or recover or test or attempts or trigger or listen or expect or count`,
 			"usage: webhook add -platform ID -url URL [-events a,b] [-description TEXT] [-signature v1|ed25519]\n" +
 				"       webhook list -platform ID\n" +
 				"       webhook remove -platform ID ENDPOINT_ID\n" +
+				"       webhook get -platform ID ENDPOINT_ID\n" +
+				"       webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID\n" +
+				"       webhook disable -platform ID ENDPOINT_ID\n" +
+				"       webhook enable -platform ID ENDPOINT_ID\n" +
+				"       webhook recover -platform ID -since TIME [-until TIME] ENDPOINT_ID\n" +
+				"       webhook test -platform ID ENDPOINT_ID\n" +
+				"       webhook attempts -platform ID [-after ATTEMPT_ID] [-limit N] ENDPOINT_ID\n" +
 				"       webhook trigger -platform ID TYPE\n" +
 				"       webhook listen [-fail N] [-status CODE]\n" +
 				"       webhook expect TYPE [-within DURATION]\n" +
@@ -588,7 +595,7 @@ webhook count user.created 3
 	rt.do(func() { testscript.RunT(rt, webhookParams([]string{file}, webhook.NewSecret(), vars, &sender{})) })
 	log := rt.log()
 	for _, want := range []string{
-		`webhook: unknown subcommand "frob": want add or list or remove or trigger or make or rotate or listen or expect or count`,
+		`webhook: unknown subcommand "frob": want add or list or remove or get or update or disable or enable or recover or test or attempts or trigger or make or rotate or listen or expect or count`,
 		"       webhook count TYPE N\n       webhook make -url URL\n       webhook rotate ID",
 	} {
 		if !rt.failed() || !strings.Contains(log, want) {

@@ -70,6 +70,13 @@ var Table = []*Command{
 	webhookAdd,
 	webhookList,
 	webhookRemove,
+	webhookGet,
+	webhookUpdate,
+	webhookDisable,
+	webhookEnable,
+	webhookRecover,
+	webhookTest,
+	webhookAttempts,
 	webhookTrigger,
 	Call,
 }

@@ -2,7 +2,11 @@ package command
 
 import (
 	"context"
+	"flag"
 	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments"
 )
@@ -117,4 +121,175 @@ func runWebhookRemove(ctx context.Context, x *Invocation, args []string) error {
 	return x.printResult(ctx, func(svc *payments.Service) (any, error) {
 		return svc.DeleteWebhookEndpoint(ctx, platform.value, endpointID.String())
 	})
+}
+
+// The operations on one endpoint (issue 32): get, update, disable, enable, recover, a test
+// event and the attempts list, as the API's routes of the same names do them.
+
+var webhookGet = &Command{
+	Name:    "webhook get",
+	Summary: "Print a webhook endpoint of a platform, with its health, as JSON (without its secret).",
+	Usage:   "-platform ID ENDPOINT_ID",
+	Uses:    UsesDatabase,
+	Run: endpointCommand(nil, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.GetWebhookEndpoint(ctx, platform, endpoint)
+	}),
+}
+
+var webhookUpdate = &Command{
+	Name:    "webhook update",
+	Summary: "Change a webhook endpoint's URL, event types or description, keeping its secret, and print it as JSON.",
+	Usage:   "-platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID",
+	Details: "What is not given stays as it is. The URL and the types are checked as the API checks Update Webhook Endpoint's body.",
+	Uses:    UsesDatabase,
+	Run:     runWebhookUpdate,
+}
+
+func runWebhookUpdate(ctx context.Context, x *Invocation, args []string) error {
+	var in payments.WebhookEndpointUpdate
+	return endpointCommand(func(fs *flag.FlagSet) func() error {
+		url := fs.String("url", "", "the new `URL`")
+		events := fs.String("events", "", "the new event `TYPES`, separated by commas (* for every type)")
+		description := fs.String("description", "", "the new `TEXT` describing the endpoint")
+		none := fs.Bool("no-description", false, "remove the endpoint's description")
+		return func() error {
+			if IsSet(fs, "url") {
+				in.URL = url
+			}
+			if IsSet(fs, "events") {
+				for _, t := range strings.Split(*events, ",") {
+					in.Events = append(in.Events, strings.TrimSpace(t))
+				}
+			}
+			if IsSet(fs, "description") || *none {
+				in.Description = payments.OptionalText{Set: true}
+				if !*none {
+					in.Description.Value = description
+				}
+			}
+			return nil
+		}
+	}, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.UpdateWebhookEndpoint(ctx, platform, endpoint, in)
+	})(ctx, x, args)
+}
+
+var webhookDisable = &Command{
+	Name:    "webhook disable",
+	Summary: "Pause a webhook endpoint by hand (it receives nothing until enabled) and print it as JSON.",
+	Usage:   "-platform ID ENDPOINT_ID",
+	Uses:    UsesDatabase,
+	Run: endpointCommand(nil, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.DisableWebhookEndpoint(ctx, platform, endpoint)
+	}),
+}
+
+var webhookEnable = &Command{
+	Name:    "webhook enable",
+	Summary: "Enable a disabled webhook endpoint again, forgetting its failures, and print it as JSON.",
+	Usage:   "-platform ID ENDPOINT_ID",
+	Details: "The events it missed meanwhile are sent with paymentsd webhook recover.",
+	Uses:    UsesDatabase,
+	Run: endpointCommand(nil, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.EnableWebhookEndpoint(ctx, platform, endpoint)
+	}),
+}
+
+var webhookRecover = &Command{
+	Name:    "webhook recover",
+	Summary: "Queue again, to an enabled endpoint, every event of its types since a time that it did not receive with a 2xx; print {\"endpoint_id\", \"queued\"}.",
+	Usage:   "-platform ID -since TIME [-until TIME] ENDPOINT_ID",
+	Details: "TIME is RFC 3339 (2026-01-02T15:04:05Z); -since at most 30 days ago. An event waiting for the endpoint already is not queued again.",
+	Uses:    UsesDatabase,
+	Run:     runWebhookRecover,
+}
+
+func runWebhookRecover(ctx context.Context, x *Invocation, args []string) error {
+	var in payments.WebhookRecovery
+	return endpointCommand(func(fs *flag.FlagSet) func() error {
+		since := fs.String("since", "", "recover the events created from `TIME` on (RFC 3339, required)")
+		until := fs.String("until", "", "and before `TIME` (RFC 3339; default now)")
+		return func() (err error) {
+			if in.Since, err = time.Parse(time.RFC3339Nano, *since); err != nil {
+				return Usagef("-since %q: want an RFC 3339 time, such as 2026-01-02T15:04:05Z", *since)
+			}
+			if IsSet(fs, "until") {
+				t, err := time.Parse(time.RFC3339Nano, *until)
+				if err != nil {
+					return Usagef("-until %q: want an RFC 3339 time", *until)
+				}
+				in.Until = &t
+			}
+			return nil
+		}
+	}, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.RecoverWebhookEndpoint(ctx, platform, endpoint, in)
+	})(ctx, x, args)
+}
+
+var webhookTest = &Command{
+	Name:    "webhook test",
+	Summary: "Send an enabled endpoint, and it alone, a signed webhook.test event; print the event as JSON.",
+	Usage:   "-platform ID ENDPOINT_ID",
+	Details: "The dispatcher of a running paymentsd serve sends it; its attempts are the event's (events get).",
+	Uses:    UsesDatabase,
+	Run: endpointCommand(nil, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.SendTestWebhook(ctx, platform, endpoint)
+	}),
+}
+
+var webhookAttempts = &Command{
+	Name:    "webhook attempts",
+	Summary: "Print a page of an endpoint's delivery attempts, newest first, as JSON {\"attempts\", \"has_more\"}.",
+	Usage:   "-platform ID [-after ATTEMPT_ID] [-limit N] ENDPOINT_ID",
+	Uses:    UsesDatabase,
+	Run:     runWebhookAttempts,
+}
+
+func runWebhookAttempts(ctx context.Context, x *Invocation, args []string) error {
+	var q payments.EventQuery
+	return endpointCommand(func(fs *flag.FlagSet) func() error {
+		after := fs.String("after", "", "the page after the attempt `ATTEMPT_ID` (the last id of the page before)")
+		limit := fs.String("limit", "", "at most `N` attempts, 1 to 100 (default 20)")
+		return func() error {
+			q.After, q.Limit = *after, *limit
+			return nil
+		}
+	}, func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error) {
+		return svc.ListWebhookAttempts(ctx, platform, endpoint, q)
+	})(ctx, x, args)
+}
+
+// endpointCommand runs a command whose words are -platform ID, the flags flags declares
+// (its function, run once they are parsed, checks them) and one ENDPOINT_ID, and prints
+// what op returns.
+func endpointCommand(flags func(fs *flag.FlagSet) func() error,
+	op func(ctx context.Context, svc *payments.Service, platform uuid.UUID, endpoint string) (any, error)) func(context.Context, *Invocation, []string) error {
+	return func(ctx context.Context, x *Invocation, args []string) error {
+		fs := x.FlagSet()
+		platform := idFlag(fs, "platform", "the `ID` of the platform the endpoint belongs to (required)")
+		check := func() error { return nil }
+		if flags != nil {
+			check = flags(fs)
+		}
+		if err := x.Parse(fs, args); err != nil {
+			return err
+		}
+		if err := required(platform); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			return Usagef("want exactly one argument, ENDPOINT_ID; got %d", fs.NArg())
+		}
+		endpointID, err := parseID("ENDPOINT_ID", "webhook endpoint", fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if err := check(); err != nil {
+			return err
+		}
+		return x.printResult(ctx, func(svc *payments.Service) (any, error) {
+			return op(ctx, svc, platform.value, endpointID.String())
+		})
+	}
 }

@@ -69,6 +69,9 @@ func validEvents() map[string]payments.Event {
 			BaseCurrency: "USD", PayoutCurrency: "MXN", ExchangeRate: "17.0525"}},
 		payments.EventPayeeRulesUpdated: {Object: payments.EventObject{Type: "payee_rules", ID: "payee_rules",
 			Countries: []string{"MX", "US"}}},
+		payments.EventWebhookTest: {Object: payments.EventObject{Type: "webhook_endpoint", ID: uuid.NewString()}},
+		payments.EventWebhookEndpointDisabled: {Object: payments.EventObject{Type: "webhook_endpoint", ID: uuid.NewString()},
+			Reason: "The endpoint answered 410 Gone."},
 	}
 	out := map[string]payments.Event{}
 	for typ, d := range data {

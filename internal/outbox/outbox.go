@@ -27,6 +27,10 @@ type Outbox struct {
 	query func(ctx context.Context, fn func(q store.Querier) error) error
 	now   func() time.Time
 	open  func(sealed, aad string) ([]byte, error)
+	// disabled tells of an endpoint its failures disabled (Config.Disabled); logDisabled
+	// logs it once the write commits (LogDisabled).
+	disabled    func(ctx context.Context, q store.Querier, endpointID, reason string) error
+	logDisabled atomic.Pointer[func(endpointID, reason string)]
 
 	// due is set when a write has added deliveries (MarkDue); once it commits, wake
 	// signals the dispatcher of this process (DeliveriesDue).
@@ -44,11 +48,14 @@ type Config struct {
 	Now func() time.Time
 	// Open opens an endpoint's sealed secret with the service's data keys.
 	Open func(sealed, aad string) ([]byte, error)
+	// Disabled, when set, runs in the transaction that disables an endpoint for its
+	// failures (a 410, or DisableAfter of them): the service tells the platform so.
+	Disabled func(ctx context.Context, q store.Querier, endpointID, reason string) error
 }
 
 // New returns the outbox of the service cfg describes.
 func New(cfg Config) *Outbox {
-	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, wake: make(chan struct{}, 1)}
+	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, disabled: cfg.Disabled, wake: make(chan struct{}, 1)}
 }
 
 // MarkDue says that the write under way adds deliveries: once it commits (Committed),
@@ -236,17 +243,43 @@ func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, po
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
 		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
 	})
-	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
+	var disabled [][2]string // endpoint id, reason
+	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
+		disabled = disabled[:0]
 		for _, r := range results {
-			if err := o.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
+			if err := o.recordAttempt(ctx, q, r, schedule, policy.Rand, &disabled); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if log := o.logDisabled.Load(); err == nil && log != nil {
+		for _, d := range disabled {
+			(*log)(d[0], d[1])
+		}
+	}
+	return err
 }
 
-func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
+// LogDisabled sets the function told of each endpoint that RecordAttempts disabled for
+// its failures, with why, once the change has committed: a dispatcher logs it.
+func (o *Outbox) LogDisabled(log func(endpointID, reason string)) { o.logDisabled.Store(&log) }
+
+// disable disables the endpoint for its failures, unless it is disabled already, and
+// tells of it (Config.Disabled).
+func (o *Outbox) disable(ctx context.Context, q store.Querier, endpointID, reason string, disabled *[][2]string) error {
+	n, err := q.DisableFailingEndpoint(ctx, queries.DisableFailingEndpointParams{DisabledReason: &reason, ID: endpointID})
+	if err != nil || n == 0 {
+		return err
+	}
+	*disabled = append(*disabled, [2]string{endpointID, reason})
+	if o.disabled == nil {
+		return nil
+	}
+	return o.disabled(ctx, q, endpointID, reason)
+}
+
+func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64, disabled *[][2]string) error {
 	d, at := r.Delivery, stored.Time(r.At)
 	var status *int64
 	if r.StatusCode != 0 {
@@ -287,9 +320,7 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 		if err := q.RecordDelivery(ctx, next); err != nil {
 			return err
 		}
-		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
-			DisabledReason: new("The endpoint answered 410 Gone."), ID: d.EndpointID,
-		})
+		return o.disable(ctx, q, d.EndpointID, "The endpoint answered 410 Gone.", disabled)
 	}
 	if delay, ok := schedule.Delay(int(next.Failures), r.RetryAfter, rnd); ok {
 		next.State, next.NextAttemptAt = "pending", stored.Time(r.At.Add(delay))
@@ -302,9 +333,7 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 		return err
 	}
 	if started, err := stored.ParseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
-		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
-			DisabledReason: new("Every attempt failed for 5 days."), ID: d.EndpointID,
-		})
+		return o.disable(ctx, q, d.EndpointID, "Every attempt failed for 5 days.", disabled)
 	}
 	return nil
 }

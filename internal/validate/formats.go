@@ -68,6 +68,13 @@ var formats = map[string]format{
 		}
 		return ""
 	}),
+	// An RFC 3339 date and time with its offset, such as 2026-01-02T15:04:05Z.
+	"date-time": valueErrorFormat(func(s string) string {
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
+			return "not an RFC 3339 date and time"
+		}
+		return ""
+	}),
 	// JSON integers only: 10.0 and 1e1 are numbers, not integers, although JSON Schema's
 	// "integer" type takes them.
 	"strict-integer": {

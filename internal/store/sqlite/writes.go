@@ -203,3 +203,23 @@ func ownValues(row *queries.User) {
 		}
 	}
 }
+
+func (q writeQuerier) UpdateWebhookEndpoint(ctx context.Context, arg queries.UpdateWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	clear(q.endpointless)
+	return q.querier.UpdateWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) ClearWebhookSubscriptions(ctx context.Context, endpointID string) error {
+	clear(q.endpointless)
+	return q.querier.ClearWebhookSubscriptions(ctx, endpointID)
+}
+
+func (q writeQuerier) PauseWebhookEndpoint(ctx context.Context, arg queries.PauseWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	clear(q.endpointless)
+	return q.querier.PauseWebhookEndpoint(ctx, arg)
+}
+
+func (q writeQuerier) DisableFailingEndpoint(ctx context.Context, arg queries.DisableFailingEndpointParams) (int64, error) {
+	clear(q.endpointless)
+	return q.querier.DisableFailingEndpoint(ctx, arg)
+}

@@ -45,6 +45,10 @@ func (a Adapter) AddWebhookSubscription(ctx context.Context, arg queries.AddWebh
 	return a.Q.AddWebhookSubscription(ctx, AddWebhookSubscriptionParams(arg))
 }
 
+func (a Adapter) AttemptTime(ctx context.Context, arg queries.AttemptTimeParams) (string, error) {
+	return a.Q.AttemptTime(ctx, AttemptTimeParams(arg))
+}
+
 func (a Adapter) BankAccountNumbersAfter(ctx context.Context, arg queries.BankAccountNumbersAfterParams) ([]queries.BankAccountNumbersAfterRow, error) {
 	rows, err := a.Q.BankAccountNumbersAfter(ctx, BankAccountNumbersAfterParams(arg))
 	if err != nil {
@@ -71,6 +75,10 @@ func (a Adapter) ClaimDeliveries(ctx context.Context, arg queries.ClaimDeliverie
 
 func (a Adapter) ClearDefaultAccount(ctx context.Context, userID string) error {
 	return a.Q.ClearDefaultAccount(ctx, userID)
+}
+
+func (a Adapter) ClearWebhookSubscriptions(ctx context.Context, endpointID string) error {
+	return a.Q.ClearWebhookSubscriptions(ctx, endpointID)
 }
 
 func (a Adapter) CountEndpointPending(ctx context.Context, endpointID string) (int64, error) {
@@ -194,6 +202,10 @@ func (a Adapter) DeleteWebhookEndpoint(ctx context.Context, arg queries.DeleteWe
 	return a.Q.DeleteWebhookEndpoint(ctx, DeleteWebhookEndpointParams(arg))
 }
 
+func (a Adapter) DisableFailingEndpoint(ctx context.Context, arg queries.DisableFailingEndpointParams) (int64, error) {
+	return a.Q.DisableFailingEndpoint(ctx, DisableFailingEndpointParams(arg))
+}
+
 func (a Adapter) DisableWebhookEndpoint(ctx context.Context, arg queries.DisableWebhookEndpointParams) error {
 	return a.Q.DisableWebhookEndpoint(ctx, DisableWebhookEndpointParams(arg))
 }
@@ -201,6 +213,35 @@ func (a Adapter) DisableWebhookEndpoint(ctx context.Context, arg queries.Disable
 func (a Adapter) EnableWebhookEndpoint(ctx context.Context, arg queries.EnableWebhookEndpointParams) (queries.WebhookEndpoint, error) {
 	r, err := a.Q.EnableWebhookEndpoint(ctx, EnableWebhookEndpointParams(arg))
 	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) EndpointAttempts(ctx context.Context, arg queries.EndpointAttemptsParams) ([]queries.EndpointAttemptsRow, error) {
+	rows, err := a.Q.EndpointAttempts(ctx, EndpointAttemptsParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.EndpointAttemptsRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.EndpointAttemptsRow(r)
+	}
+	return out, nil
+}
+
+func (a Adapter) EndpointHealth(ctx context.Context, id string) (queries.EndpointHealthRow, error) {
+	r, err := a.Q.EndpointHealth(ctx, id)
+	return queries.EndpointHealthRow(r), err
+}
+
+func (a Adapter) EndpointSuccesses(ctx context.Context, arg queries.EndpointSuccessesParams) ([]queries.EndpointSuccessesRow, error) {
+	rows, err := a.Q.EndpointSuccesses(ctx, EndpointSuccessesParams(arg))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]queries.EndpointSuccessesRow, len(rows))
+	for i, r := range rows {
+		out[i] = queries.EndpointSuccessesRow(r)
+	}
+	return out, nil
 }
 
 func (a Adapter) ExtendClaim(ctx context.Context, arg queries.ExtendClaimParams) error {
@@ -303,6 +344,11 @@ func (a Adapter) GetUserSettings(ctx context.Context, userID string) (queries.Us
 func (a Adapter) GetUserWallet(ctx context.Context, userID string) (queries.Wallet, error) {
 	r, err := a.Q.GetUserWallet(ctx, userID)
 	return queries.Wallet(r), err
+}
+
+func (a Adapter) GetWebhookEndpoint(ctx context.Context, arg queries.GetWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.GetWebhookEndpoint(ctx, GetWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) HoldDelivery(ctx context.Context, arg queries.HoldDeliveryParams) error {
@@ -549,6 +595,11 @@ func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return a.Q.MarkEndpointSucceeding(ctx, id)
 }
 
+func (a Adapter) PauseWebhookEndpoint(ctx context.Context, arg queries.PauseWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.PauseWebhookEndpoint(ctx, PauseWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
+}
+
 func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBankNumbersAfterParams) ([]queries.PayeeBankNumbersAfterRow, error) {
 	rows, err := a.Q.PayeeBankNumbersAfter(ctx, PayeeBankNumbersAfterParams(arg))
 	if err != nil {
@@ -596,6 +647,10 @@ func (a Adapter) RecordDelivery(ctx context.Context, arg queries.RecordDeliveryP
 
 func (a Adapter) RecordSuccess(ctx context.Context, arg queries.RecordSuccessParams) (int64, error) {
 	return a.Q.RecordSuccess(ctx, RecordSuccessParams(arg))
+}
+
+func (a Adapter) RecoverDeliveries(ctx context.Context, arg queries.RecoverDeliveriesParams) (int64, error) {
+	return a.Q.RecoverDeliveries(ctx, RecoverDeliveriesParams(arg))
 }
 
 func (a Adapter) ReleaseClaims(ctx context.Context) (int64, error) {
@@ -678,6 +733,15 @@ func (a Adapter) SubscribedPlatforms(ctx context.Context, type_ string) ([]queri
 		out[i] = queries.SubscribedPlatformsRow(r)
 	}
 	return out, nil
+}
+
+func (a Adapter) SuccessTime(ctx context.Context, arg queries.SuccessTimeParams) (string, error) {
+	return a.Q.SuccessTime(ctx, SuccessTimeParams(arg))
+}
+
+func (a Adapter) UpdateWebhookEndpoint(ctx context.Context, arg queries.UpdateWebhookEndpointParams) (queries.WebhookEndpoint, error) {
+	r, err := a.Q.UpdateWebhookEndpoint(ctx, UpdateWebhookEndpointParams(arg))
+	return queries.WebhookEndpoint(r), err
 }
 
 func (a Adapter) UserHasDefaultAccount(ctx context.Context, userID string) (bool, error) {

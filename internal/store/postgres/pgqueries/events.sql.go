@@ -374,7 +374,7 @@ const subscribedPlatforms = `-- name: SubscribedPlatforms :many
 SELECT p.id, p.environment FROM platforms p
 WHERE EXISTS (
     SELECT 1 FROM webhook_endpoints e
-    WHERE e.platform_id = p.id AND e.status = 'enabled' AND e.deleted_at IS NULL
+    WHERE e.platform_id = p.id AND e.deleted_at IS NULL
       AND (e.all_events OR EXISTS (
           SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = e.id AND s.type = $1)))
 ORDER BY p.id

@@ -17,9 +17,11 @@ type Querier interface {
 	// Serialises work across instances (migrations, the first load of payee rules) until the
 	// transaction ends.
 	AdvisoryXactLock(ctx context.Context, key int64) error
+	AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error)
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
+	ClearWebhookSubscriptions(ctx context.Context, endpointID string) error
 	CountEndpointPending(ctx context.Context, endpointID string) (int64, error)
 	// The row stays locked until the transaction ends: concurrent creates on one platform
 	// take their numbers one after the other, and a rolled-back create gives its number back.
@@ -92,6 +94,7 @@ type Querier interface {
 	DeleteExpiredIdempotencyKeys(ctx context.Context, keys []byte) error
 	DeleteExpiredIdempotencyRecords(ctx context.Context, notAfter string) (int64, error)
 	DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEndpointParams) (int64, error)
+	DisableFailingEndpoint(ctx context.Context, arg DisableFailingEndpointParams) (int64, error)
 	DisableWebhookEndpoint(ctx context.Context, arg DisableWebhookEndpointParams) error
 	// PostgreSQL only: CreateEvent and FanOutEvent for many events at once, in one statement,
 	// one round trip (RecordEvent, and a batch's events at its end). The events are a JSON
@@ -101,6 +104,10 @@ type Querier interface {
 	// (payments_refuse, migrations/0005), so that the database refuses it, as the key did.
 	EmitEvents(ctx context.Context, events []byte) (int64, error)
 	EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEndpointParams) (WebhookEndpoint, error)
+	EndpointAttempts(ctx context.Context, arg EndpointAttemptsParams) ([]EndpointAttemptsRow, error)
+	// The times as the service writes them ('' for none).
+	EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error)
+	EndpointSuccesses(ctx context.Context, arg EndpointSuccessesParams) ([]EndpointSuccessesRow, error)
 	// Keeps a claim while its attempt is under way.
 	ExtendClaim(ctx context.Context, arg ExtendClaimParams) error
 	FanOutEvent(ctx context.Context, arg FanOutEventParams) (int64, error)
@@ -123,6 +130,7 @@ type Querier interface {
 	GetUserPayee(ctx context.Context, arg GetUserPayeeParams) (Payee, error)
 	GetUserSettings(ctx context.Context, userID string) (UserSetting, error)
 	GetUserWallet(ctx context.Context, userID string) (Wallet, error)
+	GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error)
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
@@ -196,6 +204,7 @@ type Querier interface {
 	LockUserForUpdate(ctx context.Context, id string) (string, error)
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// oldest is the time as the service writes it, empty when none is pending.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
@@ -213,6 +222,7 @@ type Querier interface {
 	// in the success_ columns; none affected when they hold one already (a second success, of
 	// a claim taken after its lease ran out): that one goes to webhook_attempts.
 	RecordSuccess(ctx context.Context, arg RecordSuccessParams) (int64, error)
+	RecoverDeliveries(ctx context.Context, arg RecoverDeliveriesParams) (int64, error)
 	// Frees every delivery a dispatcher holds: for the one dispatcher of a database, at its
 	// start, the claims of a process that died.
 	ReleaseClaims(ctx context.Context) (int64, error)
@@ -238,6 +248,8 @@ type Querier interface {
 	SoftDeleteCard(ctx context.Context, arg SoftDeleteCardParams) (int64, error)
 	SoftDeletePayeeBank(ctx context.Context, arg SoftDeletePayeeBankParams) (int64, error)
 	SubscribedPlatforms(ctx context.Context, type_ string) ([]SubscribedPlatformsRow, error)
+	SuccessTime(ctx context.Context, arg SuccessTimeParams) (string, error)
+	UpdateWebhookEndpoint(ctx context.Context, arg UpdateWebhookEndpointParams) (WebhookEndpoint, error)
 	UserHasDefaultAccount(ctx context.Context, userID string) (bool, error)
 	// Verifies an unverified user: none affected for a user verified already (or unknown).
 	VerifyUser(ctx context.Context, arg VerifyUserParams) (int64, error)

@@ -152,3 +152,83 @@ ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetWebhookPreviousSecret :exec
 UPDATE webhook_endpoints SET previous_secret_sealed = $1 WHERE id = $2;
+
+-- name: GetWebhookEndpoint :one
+SELECT * FROM webhook_endpoints
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL;
+
+-- name: UpdateWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET url = sqlc.arg(url), description = sqlc.arg(description), all_events = sqlc.arg(all_events)
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: ClearWebhookSubscriptions :exec
+DELETE FROM webhook_subscriptions WHERE endpoint_id = sqlc.arg(endpoint_id);
+
+-- name: PauseWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET disabled_reason = CASE WHEN status = 'enabled' THEN sqlc.arg(reason)::text ELSE disabled_reason END,
+    status = 'disabled'
+WHERE id = sqlc.arg(id) AND platform_id = sqlc.arg(platform_id) AND deleted_at IS NULL
+RETURNING *;
+
+-- name: DisableFailingEndpoint :execrows
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = sqlc.arg(disabled_reason)
+WHERE id = sqlc.arg(id) AND status = 'enabled';
+
+-- name: EndpointHealth :one
+-- The times as the service writes them ('' for none).
+SELECT
+    coalesce(to_char((SELECT max(d.succeeded_at) FROM webhook_deliveries d
+        WHERE d.endpoint_id = sqlc.arg(id) AND d.success_attempt IS NOT NULL) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS delivery_success,
+    coalesce(to_char((SELECT max(a.attempted_at) FROM webhook_attempts a
+        WHERE a.endpoint_id = sqlc.arg(id) AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS attempt_success,
+    coalesce(to_char((SELECT max(f.attempted_at) FROM webhook_attempts f
+        WHERE f.endpoint_id = sqlc.arg(id) AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failure,
+    coalesce(to_char((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = sqlc.arg(id)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failing_since,
+    (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = sqlc.arg(id) AND p.state = 'pending') AS pending;
+
+-- name: EndpointAttempts :many
+SELECT a.id, a.event_id, e.type, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+WHERE a.endpoint_id = sqlc.arg(endpoint_id)
+  AND (sqlc.arg(before_at)::text = '' OR a.attempted_at < nullif(sqlc.arg(before_at)::text, '')::timestamptz
+       OR (a.attempted_at = nullif(sqlc.arg(before_at)::text, '')::timestamptz AND a.id < sqlc.arg(before_id)::bigint))
+ORDER BY a.attempted_at DESC, a.id DESC
+LIMIT sqlc.arg(page_size)::bigint;
+
+-- name: EndpointSuccesses :many
+SELECT d.id, d.event_id, e.type, d.success_attempt::bigint AS attempt, d.succeeded_at::timestamptz AS attempted_at,
+    d.success_status::bigint AS status_code, d.success_latency::bigint AS latency_ms, d.success_answer::text AS response
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.success_attempt IS NOT NULL
+  AND (sqlc.arg(before_at)::text = '' OR d.succeeded_at < nullif(sqlc.arg(before_at)::text, '')::timestamptz
+       OR (d.succeeded_at = nullif(sqlc.arg(before_at)::text, '')::timestamptz AND d.id < sqlc.arg(before_id)::bigint))
+ORDER BY d.succeeded_at DESC, d.id DESC
+LIMIT sqlc.arg(page_size)::bigint;
+
+-- name: AttemptTime :one
+SELECT coalesce(to_char(attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text
+FROM webhook_attempts WHERE id = sqlc.arg(id) AND endpoint_id = sqlc.arg(endpoint_id);
+
+-- name: SuccessTime :one
+SELECT coalesce(to_char(succeeded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text
+FROM webhook_deliveries
+WHERE id = sqlc.arg(id) AND endpoint_id = sqlc.arg(endpoint_id) AND success_attempt IS NOT NULL;
+
+-- name: RecoverDeliveries :execrows
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT ev.id, sqlc.arg(endpoint_id)::uuid, 'pending', 0, 0, sqlc.arg(due_at)::timestamptz
+FROM events ev
+WHERE ev.platform_id = sqlc.arg(platform_id)
+  AND ev.created_at >= sqlc.arg(since)::timestamptz AND ev.created_at < sqlc.arg(until)::timestamptz
+  AND ev.type <> 'webhook.test'
+  AND (sqlc.arg(all_events)::bigint = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = sqlc.arg(endpoint_id)::uuid AND s.type = ev.type))
+  AND NOT EXISTS (
+      SELECT 1 FROM webhook_attempts a WHERE a.event_id = ev.id AND a.endpoint_id = sqlc.arg(endpoint_id)::uuid
+        AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299)
+ON CONFLICT (event_id, endpoint_id)
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
+WHERE webhook_deliveries.state = 'failed';

@@ -23,6 +23,23 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 	return err
 }
 
+const attemptTime = `-- name: AttemptTime :one
+SELECT coalesce(to_char(attempted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text
+FROM webhook_attempts WHERE id = $1 AND endpoint_id = $2
+`
+
+type AttemptTimeParams struct {
+	ID         int64
+	EndpointID string
+}
+
+func (q *Queries) AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error) {
+	row := q.db.QueryRow(ctx, attemptTime, arg.ID, arg.EndpointID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = $1, resent = false
 WHERE id IN (
@@ -72,6 +89,15 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const clearWebhookSubscriptions = `-- name: ClearWebhookSubscriptions :exec
+DELETE FROM webhook_subscriptions WHERE endpoint_id = $1
+`
+
+func (q *Queries) ClearWebhookSubscriptions(ctx context.Context, endpointID string) error {
+	_, err := q.db.Exec(ctx, clearWebhookSubscriptions, endpointID)
+	return err
 }
 
 const createAttempt = `-- name: CreateAttempt :exec
@@ -175,6 +201,24 @@ func (q *Queries) DeleteWebhookEndpoint(ctx context.Context, arg DeleteWebhookEn
 	return result.RowsAffected(), nil
 }
 
+const disableFailingEndpoint = `-- name: DisableFailingEndpoint :execrows
+UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1
+WHERE id = $2 AND status = 'enabled'
+`
+
+type DisableFailingEndpointParams struct {
+	DisabledReason *string
+	ID             string
+}
+
+func (q *Queries) DisableFailingEndpoint(ctx context.Context, arg DisableFailingEndpointParams) (int64, error) {
+	result, err := q.db.Exec(ctx, disableFailingEndpoint, arg.DisabledReason, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const disableWebhookEndpoint = `-- name: DisableWebhookEndpoint :exec
 UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $1
 WHERE id = $2 AND status = 'enabled'
@@ -223,6 +267,167 @@ func (q *Queries) EnableWebhookEndpoint(ctx context.Context, arg EnableWebhookEn
 	return i, err
 }
 
+const endpointAttempts = `-- name: EndpointAttempts :many
+SELECT a.id, a.event_id, e.type, a.attempt, a.attempted_at, a.status_code, a.error, a.latency_ms, a.response
+FROM webhook_attempts a JOIN events e ON e.id = a.event_id
+WHERE a.endpoint_id = $1
+  AND ($2::text = '' OR a.attempted_at < nullif($2::text, '')::timestamptz
+       OR (a.attempted_at = nullif($2::text, '')::timestamptz AND a.id < $3::bigint))
+ORDER BY a.attempted_at DESC, a.id DESC
+LIMIT $4::bigint
+`
+
+type EndpointAttemptsParams struct {
+	EndpointID string
+	BeforeAt   string
+	BeforeID   int64
+	PageSize   int64
+}
+
+type EndpointAttemptsRow struct {
+	ID          int64
+	EventID     string
+	Type        string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  *int64
+	Error       *string
+	LatencyMs   int64
+	Response    string
+}
+
+func (q *Queries) EndpointAttempts(ctx context.Context, arg EndpointAttemptsParams) ([]EndpointAttemptsRow, error) {
+	rows, err := q.db.Query(ctx, endpointAttempts,
+		arg.EndpointID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointAttemptsRow{}
+	for rows.Next() {
+		var i EndpointAttemptsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Type,
+			&i.Attempt,
+			&i.AttemptedAt,
+			&i.StatusCode,
+			&i.Error,
+			&i.LatencyMs,
+			&i.Response,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const endpointHealth = `-- name: EndpointHealth :one
+SELECT
+    coalesce(to_char((SELECT max(d.succeeded_at) FROM webhook_deliveries d
+        WHERE d.endpoint_id = $1 AND d.success_attempt IS NOT NULL) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS delivery_success,
+    coalesce(to_char((SELECT max(a.attempted_at) FROM webhook_attempts a
+        WHERE a.endpoint_id = $1 AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS attempt_success,
+    coalesce(to_char((SELECT max(f.attempted_at) FROM webhook_attempts f
+        WHERE f.endpoint_id = $1 AND (f.error IS NOT NULL OR f.status_code IS NULL OR f.status_code NOT BETWEEN 200 AND 299)) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failure,
+    coalesce(to_char((SELECT w.failing_since FROM webhook_endpoints w WHERE w.id = $1) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS failing_since,
+    (SELECT count(*) FROM webhook_deliveries p WHERE p.endpoint_id = $1 AND p.state = 'pending') AS pending
+`
+
+type EndpointHealthRow struct {
+	DeliverySuccess string
+	AttemptSuccess  string
+	Failure         string
+	FailingSince    string
+	Pending         int64
+}
+
+// The times as the service writes them (” for none).
+func (q *Queries) EndpointHealth(ctx context.Context, id string) (EndpointHealthRow, error) {
+	row := q.db.QueryRow(ctx, endpointHealth, id)
+	var i EndpointHealthRow
+	err := row.Scan(
+		&i.DeliverySuccess,
+		&i.AttemptSuccess,
+		&i.Failure,
+		&i.FailingSince,
+		&i.Pending,
+	)
+	return i, err
+}
+
+const endpointSuccesses = `-- name: EndpointSuccesses :many
+SELECT d.id, d.event_id, e.type, d.success_attempt::bigint AS attempt, d.succeeded_at::timestamptz AS attempted_at,
+    d.success_status::bigint AS status_code, d.success_latency::bigint AS latency_ms, d.success_answer::text AS response
+FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+WHERE d.endpoint_id = $1 AND d.success_attempt IS NOT NULL
+  AND ($2::text = '' OR d.succeeded_at < nullif($2::text, '')::timestamptz
+       OR (d.succeeded_at = nullif($2::text, '')::timestamptz AND d.id < $3::bigint))
+ORDER BY d.succeeded_at DESC, d.id DESC
+LIMIT $4::bigint
+`
+
+type EndpointSuccessesParams struct {
+	EndpointID string
+	BeforeAt   string
+	BeforeID   int64
+	PageSize   int64
+}
+
+type EndpointSuccessesRow struct {
+	ID          int64
+	EventID     string
+	Type        string
+	Attempt     int64
+	AttemptedAt string
+	StatusCode  int64
+	LatencyMs   int64
+	Response    string
+}
+
+func (q *Queries) EndpointSuccesses(ctx context.Context, arg EndpointSuccessesParams) ([]EndpointSuccessesRow, error) {
+	rows, err := q.db.Query(ctx, endpointSuccesses,
+		arg.EndpointID,
+		arg.BeforeAt,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []EndpointSuccessesRow{}
+	for rows.Next() {
+		var i EndpointSuccessesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EventID,
+			&i.Type,
+			&i.Attempt,
+			&i.AttemptedAt,
+			&i.StatusCode,
+			&i.LatencyMs,
+			&i.Response,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const extendClaim = `-- name: ExtendClaim :exec
 UPDATE webhook_deliveries SET lease_until = $1
 WHERE id = $2 AND lease_until IS NOT NULL
@@ -245,6 +450,38 @@ SELECT id, platform_id, url, description, all_events, status, disabled_reason, s
 
 func (q *Queries) GetDeliveryEndpoint(ctx context.Context, id string) (WebhookEndpoint, error) {
 	row := q.db.QueryRow(ctx, getDeliveryEndpoint, id)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
+}
+
+const getWebhookEndpoint = `-- name: GetWebhookEndpoint :one
+SELECT id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key FROM webhook_endpoints
+WHERE id = $1 AND platform_id = $2 AND deleted_at IS NULL
+`
+
+type GetWebhookEndpointParams struct {
+	ID         string
+	PlatformID string
+}
+
+func (q *Queries) GetWebhookEndpoint(ctx context.Context, arg GetWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, getWebhookEndpoint, arg.ID, arg.PlatformID)
 	var i WebhookEndpoint
 	err := row.Scan(
 		&i.ID,
@@ -406,6 +643,42 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return err
 }
 
+const pauseWebhookEndpoint = `-- name: PauseWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET disabled_reason = CASE WHEN status = 'enabled' THEN $1::text ELSE disabled_reason END,
+    status = 'disabled'
+WHERE id = $2 AND platform_id = $3 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
+`
+
+type PauseWebhookEndpointParams struct {
+	Reason     string
+	ID         string
+	PlatformID string
+}
+
+func (q *Queries) PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, pauseWebhookEndpoint, arg.Reason, arg.ID, arg.PlatformID)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
+}
+
 const pendingDeliveries = `-- name: PendingDeliveries :one
 SELECT count(*) AS pending,
     coalesce(to_char(min(e.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS oldest
@@ -496,6 +769,47 @@ func (q *Queries) RecordSuccess(ctx context.Context, arg RecordSuccessParams) (i
 		arg.Latency,
 		arg.Answer,
 		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const recoverDeliveries = `-- name: RecoverDeliveries :execrows
+INSERT INTO webhook_deliveries (event_id, endpoint_id, state, attempts, failures, next_attempt_at)
+SELECT ev.id, $1::uuid, 'pending', 0, 0, $2::timestamptz
+FROM events ev
+WHERE ev.platform_id = $3
+  AND ev.created_at >= $4::timestamptz AND ev.created_at < $5::timestamptz
+  AND ev.type <> 'webhook.test'
+  AND ($6::bigint = 1 OR EXISTS (
+      SELECT 1 FROM webhook_subscriptions s WHERE s.endpoint_id = $1::uuid AND s.type = ev.type))
+  AND NOT EXISTS (
+      SELECT 1 FROM webhook_attempts a WHERE a.event_id = ev.id AND a.endpoint_id = $1::uuid
+        AND a.error IS NULL AND a.status_code BETWEEN 200 AND 299)
+ON CONFLICT (event_id, endpoint_id)
+DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
+WHERE webhook_deliveries.state = 'failed'
+`
+
+type RecoverDeliveriesParams struct {
+	EndpointID string
+	DueAt      string
+	PlatformID string
+	Since      string
+	Until      string
+	AllEvents  int64
+}
+
+func (q *Queries) RecoverDeliveries(ctx context.Context, arg RecoverDeliveriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, recoverDeliveries,
+		arg.EndpointID,
+		arg.DueAt,
+		arg.PlatformID,
+		arg.Since,
+		arg.Until,
+		arg.AllEvents,
 	)
 	if err != nil {
 		return 0, err
@@ -608,6 +922,67 @@ type SetWebhookSecretParams struct {
 func (q *Queries) SetWebhookSecret(ctx context.Context, arg SetWebhookSecretParams) error {
 	_, err := q.db.Exec(ctx, setWebhookSecret, arg.SecretSealed, arg.ID)
 	return err
+}
+
+const successTime = `-- name: SuccessTime :one
+SELECT coalesce(to_char(succeeded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text
+FROM webhook_deliveries
+WHERE id = $1 AND endpoint_id = $2 AND success_attempt IS NOT NULL
+`
+
+type SuccessTimeParams struct {
+	ID         int64
+	EndpointID string
+}
+
+func (q *Queries) SuccessTime(ctx context.Context, arg SuccessTimeParams) (string, error) {
+	row := q.db.QueryRow(ctx, successTime, arg.ID, arg.EndpointID)
+	var column_1 string
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
+const updateWebhookEndpoint = `-- name: UpdateWebhookEndpoint :one
+UPDATE webhook_endpoints
+SET url = $1, description = $2, all_events = $3
+WHERE id = $4 AND platform_id = $5 AND deleted_at IS NULL
+RETURNING id, platform_id, url, description, all_events, status, disabled_reason, secret_sealed, previous_secret_sealed, previous_until, failing_since, created_at, deleted_at, public_key
+`
+
+type UpdateWebhookEndpointParams struct {
+	Url         string
+	Description *string
+	AllEvents   int64
+	ID          string
+	PlatformID  string
+}
+
+func (q *Queries) UpdateWebhookEndpoint(ctx context.Context, arg UpdateWebhookEndpointParams) (WebhookEndpoint, error) {
+	row := q.db.QueryRow(ctx, updateWebhookEndpoint,
+		arg.Url,
+		arg.Description,
+		arg.AllEvents,
+		arg.ID,
+		arg.PlatformID,
+	)
+	var i WebhookEndpoint
+	err := row.Scan(
+		&i.ID,
+		&i.PlatformID,
+		&i.Url,
+		&i.Description,
+		&i.AllEvents,
+		&i.Status,
+		&i.DisabledReason,
+		&i.SecretSealed,
+		&i.PreviousSecretSealed,
+		&i.PreviousUntil,
+		&i.FailingSince,
+		&i.CreatedAt,
+		&i.DeletedAt,
+		&i.PublicKey,
+	)
+	return i, err
 }
 
 const webhookPreviousSecretsAfter = `-- name: WebhookPreviousSecretsAfter :many
