@@ -102,9 +102,9 @@ type WebhookEndpoint struct {
 	CreatedAt      time.Time      `json:"created_at"`
 	// Its health, in the answers of List, Get, Update and Disable Webhook Endpoint.
 	*EndpointHealth
-	Secret         string `json:"secret,omitempty"`
-	Signature      string `json:"signature,omitempty"`  // "ed25519", or left out: v1
-	PublicKey      string `json:"public_key,omitempty"` // whpk_, of an ed25519 endpoint
+	Secret    string `json:"secret,omitempty"`
+	Signature string `json:"signature,omitempty"`  // "ed25519", or left out: v1
+	PublicKey string `json:"public_key,omitempty"` // whpk_, of an ed25519 endpoint
 }
 
 // NewWebhookEndpoint is the body of Create Webhook Endpoint. Events left out means every
