@@ -38,6 +38,8 @@ const (
 	DefaultWorkers   = 32
 	DefaultRetention = 30 * 24 * time.Hour
 	DefaultPoll      = time.Second
+	// DefaultPerEndpoint is how many deliveries to one endpoint are sent at once.
+	DefaultPerEndpoint = 4
 )
 
 // DefaultSchedule is the retry schedule: the delays before the second to tenth attempt.
@@ -60,6 +62,10 @@ type Options struct {
 	Timeout time.Duration
 	// Workers is how many deliveries are sent at once; default DefaultWorkers.
 	Workers int
+	// PerEndpoint is how many deliveries to one endpoint are sent at once, by this
+	// dispatcher; default DefaultPerEndpoint. A claim leaves an endpoint no more than
+	// claimsPerWorker times as many held, by all the dispatchers of the database.
+	PerEndpoint int
 	// Retention is how long events and their attempts are kept; default 30 days.
 	Retention time.Duration
 	// Allow lists the address ranges deliveries may connect to although they are not
@@ -108,6 +114,9 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
+	}
+	if opts.PerEndpoint <= 0 {
+		opts.PerEndpoint = DefaultPerEndpoint
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
@@ -202,9 +211,10 @@ func (s sender) within(raw string) bool {
 }
 
 // Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries
-// waiting, and the age of the oldest event among them.
+// waiting, the age of the oldest event among them, and the endpoints whose circuits are
+// open.
 func (d *Dispatcher) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{d.attempts, pendingCollector{d.box}}
+	return []prometheus.Collector{d.attempts, pendingCollector{d.box}, circuitsCollector{d.box}}
 }
 
 // Run sends due deliveries until ctx is done, then waits for the attempts under way
@@ -221,7 +231,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// once: under load one claim (a transaction) feeds the workers for a while, and the
 	// claims queued for a worker are renewed as those being sent are.
 	capacity := claimsPerWorker * d.opts.Workers
-	jobs := make(chan outbox.Delivery, capacity)
+	// The workers take the claimed deliveries an endpoint at a time, in turn, no more
+	// than PerEndpoint of one endpoint's at once.
+	jobs := newLanes(d.opts.PerEndpoint)
 	results := make(chan outbox.AttemptResult, capacity)
 	// Attempts are sent with a context that outlives ctx by the timeout, so that a
 	// shutdown lets those under way finish and be recorded.
@@ -230,8 +242,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for range d.opts.Workers {
 		workers.Go(func() {
-			for job := range jobs {
-				results <- d.send(sendCtx, job)
+			for job, ok := jobs.next(); ok; job, ok = jobs.next() {
+				r := d.send(sendCtx, job)
+				jobs.done(job.EndpointID)
+				results <- r
 			}
 		})
 	}
@@ -239,7 +253,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		d.record(results, free)
+		d.record(results, free, jobs)
 	}()
 
 	stopRenewing := make(chan struct{})
@@ -263,10 +277,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}()
 
 	d.claimLoop(ctx, jobs, free, capacity)
-	close(jobs)
+	// The attempts under way end and are recorded; the deliveries claimed and not sent
+	// are freed for the next dispatcher to take.
+	left := jobs.close()
 	workers.Wait()
 	close(results)
 	<-recorded
+	d.putBack(left, time.Time{})
 	close(stopRenewing)
 	<-renewed
 	<-pruned
@@ -274,26 +291,20 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // claimLoop claims due deliveries while workers are free, and hands them to the workers.
-func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery, free <-chan int, capacity int) {
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int, capacity int) {
 	idle := capacity // slots not holding a claimed delivery
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
 		if idle > 0 {
 			asked := idle
-			claimed, err := d.box.ClaimDeliveries(ctx, asked, d.lease)
+			claimed, err := d.box.ClaimFair(ctx, asked, claimsPerWorker*d.opts.PerEndpoint, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
 			d.hold(claimed)
-			for _, job := range claimed {
-				idle--
-				select {
-				case jobs <- job:
-				case <-ctx.Done():
-					return // claimed and not sent: due again when the lease ends
-				}
-			}
+			jobs.add(claimed)
+			idle -= len(claimed)
 			switch {
 			case len(claimed) == asked:
 				continue
@@ -330,23 +341,33 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery,
 }
 
 // record records attempts as they come, many to a transaction, and hands their slots
-// back to the claim loop.
-func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int) {
+// back to the claim loop. When an attempt opens its endpoint's circuit, the deliveries
+// to it queued here are put back to wait with the endpoint's others.
+func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int, jobs *lanes) {
 	var batch []outbox.AttemptResult
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
 		// Recorded whatever became of the run's context: an attempt made is logged.
-		if err := d.box.RecordAttempts(context.Background(), batch, d.policy); err != nil {
+		opened, err := d.box.Record(context.Background(), batch, d.policy)
+		if err != nil {
 			d.log.Error("webhooks: record attempts", "err", err, "attempts", len(batch))
 		}
 		for _, r := range batch {
 			d.attempts.WithLabelValues(outcome(r, d.policy.Schedule)).Inc()
 		}
 		d.release(batch)
+		slots := len(batch)
+		for _, c := range opened {
+			d.log.Warn("webhooks: circuit open: the endpoint failed again; its deliveries wait",
+				"endpoint", c.EndpointID, "until", c.Until)
+			back := jobs.drop(c.EndpointID)
+			d.putBack(back, c.Until)
+			slots += len(back)
+		}
 		select {
-		case free <- len(batch):
+		case free <- slots:
 		default: // the claim loop has stopped
 		}
 		batch = batch[:0]
@@ -406,6 +427,31 @@ func (d *Dispatcher) release(recorded []outbox.AttemptResult) {
 	defer d.heldMu.Unlock()
 	for _, r := range recorded {
 		delete(d.held, r.Delivery.ID)
+	}
+}
+
+// putBack frees deliveries claimed and not sent: due at once when until is zero (the
+// dispatcher stops), else waiting until until with their endpoint's others (its circuit
+// is open).
+func (d *Dispatcher) putBack(ds []outbox.Delivery, until time.Time) {
+	if len(ds) == 0 {
+		return
+	}
+	ids := make([]int64, len(ds))
+	d.heldMu.Lock()
+	for i, j := range ds {
+		ids[i] = j.ID
+		delete(d.held, j.ID)
+	}
+	d.heldMu.Unlock()
+	var err error
+	if until.IsZero() {
+		err = d.box.ExtendClaims(context.Background(), ids, 0) // a lease ending now
+	} else {
+		err = d.box.Postpone(context.Background(), ds[0].EndpointID, until, ids)
+	}
+	if err != nil { // they are due again when their leases end
+		d.log.Error("webhooks: put back claimed deliveries", "err", err, "deliveries", len(ids))
 	}
 }
 
@@ -491,4 +537,24 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+}
+
+// circuitsCollector reports the endpoints whose circuits are open.
+type circuitsCollector struct{ box *outbox.Outbox }
+
+var circuitsDesc = prometheus.NewDesc("payments_webhook_open_circuits",
+	"Enabled webhook endpoints whose circuit is open: their last attempt failed, so their deliveries go one at a time, "+
+		"and after a failure in a row wait for its retry time, until one succeeds.", nil, nil)
+
+func (circuitsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- circuitsDesc }
+
+func (c circuitsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	n, err := c.box.OpenCircuits(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(circuitsDesc, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(circuitsDesc, prometheus.GaugeValue, float64(n))
 }

@@ -225,6 +225,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.markEndpointSucceedingStmt, err = db.PrepareContext(ctx, markEndpointSucceeding); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkEndpointSucceeding: %w", err)
 	}
+	if q.openCircuitsStmt, err = db.PrepareContext(ctx, openCircuits); err != nil {
+		return nil, fmt.Errorf("error preparing query OpenCircuits: %w", err)
+	}
 	if q.payeeBankNumbersAfterStmt, err = db.PrepareContext(ctx, payeeBankNumbersAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PayeeBankNumbersAfter: %w", err)
 	}
@@ -233,6 +236,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.platformSecretsAfterStmt, err = db.PrepareContext(ctx, platformSecretsAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PlatformSecretsAfter: %w", err)
+	}
+	if q.postponeDeliveriesStmt, err = db.PrepareContext(ctx, postponeDeliveries); err != nil {
+		return nil, fmt.Errorf("error preparing query PostponeDeliveries: %w", err)
 	}
 	if q.pruneAttemptsStmt, err = db.PrepareContext(ctx, pruneAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query PruneAttempts: %w", err)
@@ -263,6 +269,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.rotateWebhookSecretStmt, err = db.PrepareContext(ctx, rotateWebhookSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query RotateWebhookSecret: %w", err)
+	}
+	if q.serializeClaimsStmt, err = db.PrepareContext(ctx, serializeClaims); err != nil {
+		return nil, fmt.Errorf("error preparing query SerializeClaims: %w", err)
 	}
 	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
@@ -646,6 +655,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing markEndpointSucceedingStmt: %w", cerr)
 		}
 	}
+	if q.openCircuitsStmt != nil {
+		if cerr := q.openCircuitsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing openCircuitsStmt: %w", cerr)
+		}
+	}
 	if q.payeeBankNumbersAfterStmt != nil {
 		if cerr := q.payeeBankNumbersAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing payeeBankNumbersAfterStmt: %w", cerr)
@@ -659,6 +673,11 @@ func (q *Queries) Close() error {
 	if q.platformSecretsAfterStmt != nil {
 		if cerr := q.platformSecretsAfterStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing platformSecretsAfterStmt: %w", cerr)
+		}
+	}
+	if q.postponeDeliveriesStmt != nil {
+		if cerr := q.postponeDeliveriesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing postponeDeliveriesStmt: %w", cerr)
 		}
 	}
 	if q.pruneAttemptsStmt != nil {
@@ -709,6 +728,11 @@ func (q *Queries) Close() error {
 	if q.rotateWebhookSecretStmt != nil {
 		if cerr := q.rotateWebhookSecretStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rotateWebhookSecretStmt: %w", cerr)
+		}
+	}
+	if q.serializeClaimsStmt != nil {
+		if cerr := q.serializeClaimsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing serializeClaimsStmt: %w", cerr)
 		}
 	}
 	if q.setBankAccountNumberStmt != nil {
@@ -887,9 +911,11 @@ type Queries struct {
 	listWebhookSubscriptionsStmt        *sql.Stmt
 	markEndpointFailingStmt             *sql.Stmt
 	markEndpointSucceedingStmt          *sql.Stmt
+	openCircuitsStmt                    *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	pendingDeliveriesStmt               *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
+	postponeDeliveriesStmt              *sql.Stmt
 	pruneAttemptsStmt                   *sql.Stmt
 	pruneDeliveriesStmt                 *sql.Stmt
 	pruneEventsStmt                     *sql.Stmt
@@ -900,6 +926,7 @@ type Queries struct {
 	resendToEndpointStmt                *sql.Stmt
 	retireDataKeyStmt                   *sql.Stmt
 	rotateWebhookSecretStmt             *sql.Stmt
+	serializeClaimsStmt                 *sql.Stmt
 	setBankAccountNumberStmt            *sql.Stmt
 	setBlindIndexKeyStmt                *sql.Stmt
 	setIdempotencyOutcomeStmt           *sql.Stmt
@@ -987,9 +1014,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWebhookSubscriptionsStmt:        q.listWebhookSubscriptionsStmt,
 		markEndpointFailingStmt:             q.markEndpointFailingStmt,
 		markEndpointSucceedingStmt:          q.markEndpointSucceedingStmt,
+		openCircuitsStmt:                    q.openCircuitsStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		pendingDeliveriesStmt:               q.pendingDeliveriesStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
+		postponeDeliveriesStmt:              q.postponeDeliveriesStmt,
 		pruneAttemptsStmt:                   q.pruneAttemptsStmt,
 		pruneDeliveriesStmt:                 q.pruneDeliveriesStmt,
 		pruneEventsStmt:                     q.pruneEventsStmt,
@@ -1000,6 +1029,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		resendToEndpointStmt:                q.resendToEndpointStmt,
 		retireDataKeyStmt:                   q.retireDataKeyStmt,
 		rotateWebhookSecretStmt:             q.rotateWebhookSecretStmt,
+		serializeClaimsStmt:                 q.serializeClaimsStmt,
 		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
 		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
 		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,

@@ -16,7 +16,10 @@ type Querier interface {
 	AddWebhookSubscription(ctx context.Context, arg AddWebhookSubscriptionParams) error
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	// Takes up to max due deliveries for a lease: each is due again when the lease ends,
-	// unless its attempt is recorded first.
+	// unless its attempt is recorded first. No endpoint gets more than per_endpoint held at
+	// once, by any dispatcher (those held already count), and a failing endpoint (its last
+	// attempt failed) one: the probe whose success lets the rest go. Within that, the longest
+	// due go first.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	CountNewUser(ctx context.Context, id string) (int64, error)
@@ -99,10 +102,17 @@ type Querier interface {
 	// Returns when the endpoint's current run of failures began.
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	// How many enabled endpoints are failing (their last attempt failed): their deliveries go
+	// one at a time, waiting for a retry time after a failure in a row.
+	OpenCircuits(ctx context.Context) (int64, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// How many deliveries wait, and the time of the oldest event among them.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
+	// Makes an endpoint's waiting deliveries wait until until (its circuit is open): those
+	// unclaimed, and those of ids, claimed by the dispatcher asking and not yet sent, whose
+	// claims it ends.
+	PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error)
 	// The three prune statements take the same events (ordered by time, then id), deleting
 	// what refers to an event before the event.
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)
@@ -123,6 +133,9 @@ type Querier interface {
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
+	// Makes the claims of dispatchers sharing a database one after the other, so that each
+	// counts what the others hold (PostgreSQL); SQLite's one writer does it already.
+	SerializeClaims(ctx context.Context) error
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error

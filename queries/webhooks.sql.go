@@ -7,6 +7,7 @@ package queries
 
 import (
 	"context"
+	"strings"
 )
 
 const addWebhookSubscription = `-- name: AddWebhookSubscription :exec
@@ -26,17 +27,29 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = ?1, resent = 0
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= ?2
-      AND (due.lease_until IS NULL OR due.lease_until <= ?2)
-    ORDER BY due.next_attempt_at LIMIT ?3)
+    SELECT ranked.id FROM (
+        SELECT due.id, due.endpoint_id, due.next_attempt_at,
+               ROW_NUMBER() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+        FROM webhook_deliveries due
+        WHERE due.state = 'pending' AND due.next_attempt_at <= ?2
+          AND (due.lease_until IS NULL OR due.lease_until <= ?2)
+    ) ranked
+    JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
+    LEFT JOIN (
+        SELECT held.endpoint_id, COUNT(*) AS n FROM webhook_deliveries held
+        WHERE held.state = 'pending' AND held.lease_until > ?2
+        GROUP BY held.endpoint_id
+    ) h ON h.endpoint_id = ranked.endpoint_id
+    WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN CAST(?3 AS INTEGER) ELSE 1 END
+    ORDER BY ranked.next_attempt_at, ranked.id LIMIT ?4)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
-	LeaseUntil *string
-	Now        string
-	Max        int64
+	LeaseUntil  *string
+	Now         string
+	PerEndpoint int64
+	Max         int64
 }
 
 type ClaimDeliveriesRow struct {
@@ -48,9 +61,17 @@ type ClaimDeliveriesRow struct {
 }
 
 // Takes up to max due deliveries for a lease: each is due again when the lease ends,
-// unless its attempt is recorded first.
+// unless its attempt is recorded first. No endpoint gets more than per_endpoint held at
+// once, by any dispatcher (those held already count), and a failing endpoint (its last
+// attempt failed) one: the probe whose success lets the rest go. Within that, the longest
+// due go first.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
-	rows, err := q.query(ctx, q.claimDeliveriesStmt, claimDeliveries, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.query(ctx, q.claimDeliveriesStmt, claimDeliveries,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.PerEndpoint,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +430,20 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return err
 }
 
+const openCircuits = `-- name: OpenCircuits :one
+SELECT count(*) FROM webhook_endpoints
+WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL
+`
+
+// How many enabled endpoints are failing (their last attempt failed): their deliveries go
+// one at a time, waiting for a retry time after a failure in a row.
+func (q *Queries) OpenCircuits(ctx context.Context) (int64, error) {
+	row := q.queryRow(ctx, q.openCircuitsStmt, openCircuits)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const pendingDeliveries = `-- name: PendingDeliveries :one
 SELECT count(*) AS pending, CAST(coalesce(min(e.created_at), '') AS TEXT) AS oldest
 FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
@@ -426,6 +461,44 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 	var i PendingDeliveriesRow
 	err := row.Scan(&i.Pending, &i.Oldest)
 	return i, err
+}
+
+const postponeDeliveries = `-- name: PostponeDeliveries :execrows
+UPDATE webhook_deliveries
+SET next_attempt_at = CAST(?1 AS TEXT), lease_until = NULL
+WHERE endpoint_id = ?2 AND state = 'pending' AND next_attempt_at < CAST(?1 AS TEXT)
+  AND (lease_until IS NULL OR lease_until <= CAST(?3 AS TEXT) OR id IN (/*SLICE:ids*/?))
+`
+
+type PostponeDeliveriesParams struct {
+	Until      string
+	EndpointID string
+	Now        string
+	Ids        []int64
+}
+
+// Makes an endpoint's waiting deliveries wait until until (its circuit is open): those
+// unclaimed, and those of ids, claimed by the dispatcher asking and not yet sent, whose
+// claims it ends.
+func (q *Queries) PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error) {
+	query := postponeDeliveries
+	var queryParams []interface{}
+	queryParams = append(queryParams, arg.Until)
+	queryParams = append(queryParams, arg.EndpointID)
+	queryParams = append(queryParams, arg.Now)
+	if len(arg.Ids) > 0 {
+		for _, v := range arg.Ids {
+			queryParams = append(queryParams, v)
+		}
+		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
+	} else {
+		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
+	}
+	result, err := q.exec(ctx, nil, query, queryParams...)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const recordDelivery = `-- name: RecordDelivery :exec
@@ -579,6 +652,17 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 		&i.DeletedAt,
 	)
 	return i, err
+}
+
+const serializeClaims = `-- name: SerializeClaims :exec
+SELECT 1
+`
+
+// Makes the claims of dispatchers sharing a database one after the other, so that each
+// counts what the others hold (PostgreSQL); SQLite's one writer does it already.
+func (q *Queries) SerializeClaims(ctx context.Context) error {
+	_, err := q.exec(ctx, q.serializeClaimsStmt, serializeClaims)
+	return err
 }
 
 const setWebhookPreviousSecret = `-- name: SetWebhookPreviousSecret :exec

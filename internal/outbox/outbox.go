@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,11 @@ type Outbox struct {
 	// signals the dispatcher of this process (DeliveriesDue).
 	due  atomic.Bool
 	wake chan struct{}
+
+	// failing are the endpoints whose failures this process recorded last: a success
+	// there ends their failing run even when the endpoint was not failing at its claim.
+	failingMu sync.Mutex
+	failing   map[string]bool
 }
 
 // Config is what an outbox uses of its service.
@@ -46,7 +52,8 @@ type Config struct {
 
 // New returns the outbox of the service cfg describes.
 func New(cfg Config) *Outbox {
-	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, wake: make(chan struct{}, 1)}
+	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, wake: make(chan struct{}, 1),
+		failing: map[string]bool{}}
 }
 
 // MarkDue says that the write under way adds deliveries: once it commits (Committed),
@@ -94,17 +101,32 @@ func (d Delivery) Headers(now time.Time) map[string][]string {
 	return webhook.Headers(d.EventID, now, d.Payload, d.secrets...)
 }
 
-// ClaimDeliveries takes up to max due deliveries for lease: until the lease ends no other
-// dispatcher, of this process or another sharing the database, takes them; when it ends
-// before their attempts are recorded (the process died), they are due again. Deliveries
-// to an endpoint deleted or disabled since are settled as failed, not returned.
+// ClaimDeliveries takes up to max due deliveries for lease, as ClaimFair does with no
+// bound of its own per endpoint (beyond max, and one for a failing endpoint).
 func (o *Outbox) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
+	return o.ClaimFair(ctx, max, max, lease)
+}
+
+// ClaimFair takes up to max due deliveries for lease: until the lease ends no other
+// dispatcher, of this process or another sharing the database, takes them; when it ends
+// before their attempts are recorded (the process died), they are due again. It leaves
+// any one endpoint no more than perEndpoint deliveries held at once, counting those that
+// dispatchers hold already, and a failing endpoint (its last attempt failed) one, so
+// that one endpoint's backlog cannot fill a claim; the deliveries due longest go first.
+// Claims of dispatchers sharing a database run one after the other, so that the count
+// holds across them. Deliveries to an endpoint deleted or disabled since are settled as
+// failed, not returned.
+func (o *Outbox) ClaimFair(ctx context.Context, max, perEndpoint int, lease time.Duration) ([]Delivery, error) {
 	var out []Delivery
 	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		out = out[:0]
+		if err := q.SerializeClaims(ctx); err != nil {
+			return err
+		}
 		now := o.now()
 		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
 			LeaseUntil: new(stored.Time(now.Add(lease))), Now: stored.Time(now), Max: int64(max),
+			PerEndpoint: int64(perEndpoint),
 		})
 		if err != nil {
 			return err
@@ -223,28 +245,65 @@ type DeliveryPolicy struct {
 	Rand func() float64
 }
 
-// RecordAttempts records the attempts of claimed deliveries, in one transaction: each
-// attempt in the event's log, and each delivery's next state: succeeded; due again after
-// the schedule's next delay; or failed for good when the schedule is spent or the
-// endpoint answered 410 Gone, which disables it, as failing every attempt for
-// DisableAfter does.
+// RecordAttempts records the attempts of claimed deliveries, as Record does.
 func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
+	_, err := o.Record(ctx, results, policy)
+	return err
+}
+
+// Circuit is an endpoint whose circuit an attempt opened: its deliveries wait until Until.
+type Circuit struct {
+	EndpointID string
+	Until      time.Time
+}
+
+// Record records the attempts of claimed deliveries, in one transaction: each attempt in
+// the event's log, and each delivery's next state: succeeded; due again after the
+// schedule's next delay; or failed for good when the schedule is spent or the endpoint
+// answered 410 Gone, which disables it, as failing every attempt for DisableAfter does.
+//
+// A failed attempt makes its endpoint failing (one delivery held at a time, see
+// ClaimFair) until an attempt succeeds. One that fails while the endpoint was failing
+// already, or that came with a Retry-After, opens the endpoint's circuit: its waiting
+// deliveries wait for that attempt's retry time, when one of them goes as a probe.
+// Record returns the circuits it opened, so that the dispatcher can put back (Postpone)
+// the deliveries to them it holds and has not sent.
+func (o *Outbox) Record(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) ([]Circuit, error) {
 	schedule := webhook.Schedule(policy.Schedule)
 	// In the order of the deliveries' ids, as ExtendClaims locks them.
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
 		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
 	})
-	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
+	var opened []Circuit
+	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
+		opened = opened[:0]
 		for _, r := range results {
-			if err := o.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
+			c, err := o.recordAttempt(ctx, q, r, schedule, policy.Rand)
+			if err != nil {
 				return err
+			}
+			if c != nil {
+				opened = append(opened, *c)
 			}
 		}
 		return nil
 	})
+	return opened, err
 }
 
-func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
+// Postpone puts back deliveries to an endpoint whose circuit is open, which the caller
+// claimed and did not send (ids): they wait until until, as the endpoint's others do.
+func (o *Outbox) Postpone(ctx context.Context, endpointID string, until time.Time, ids []int64) error {
+	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
+		_, err := q.PostponeDeliveries(ctx, queries.PostponeDeliveriesParams{
+			Until: stored.Time(until), EndpointID: endpointID, Now: stored.Time(o.now()), Ids: ids,
+		})
+		return err
+	})
+}
+
+// recordAttempt records one attempt, and returns the circuit it opened, if any.
+func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) (*Circuit, error) {
 	d, at := r.Delivery, stored.Time(r.At)
 	var status *int64
 	if r.StatusCode != 0 {
@@ -272,39 +331,74 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 			next.State, next.Failures = "succeeded", 0
 			err = o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
 		}
-		if err != nil || !d.failing {
-			return err
+		if was := o.wasFailing(d.EndpointID); err != nil || !d.failing && !was {
+			return nil, err
 		}
-		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
+		return nil, q.MarkEndpointSucceeding(ctx, d.EndpointID)
 	}
 	if err := o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, queries.RecordDeliveryParams{}); err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case r.Gone:
 		if err := q.RecordDelivery(ctx, next); err != nil {
-			return err
+			return nil, err
 		}
-		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+		return nil, q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
 			DisabledReason: new("The endpoint answered 410 Gone."), ID: d.EndpointID,
 		})
 	}
+	// The endpoint's retry time: this delivery's, or when it has failed for good, the
+	// schedule's first delay.
+	retry := r.At
+	if len(schedule) > 0 {
+		retry = r.At.Add(schedule[0])
+	}
 	if delay, ok := schedule.Delay(int(next.Failures), r.RetryAfter, rnd); ok {
-		next.State, next.NextAttemptAt = "pending", stored.Time(r.At.Add(delay))
+		retry = r.At.Add(delay)
+		next.State, next.NextAttemptAt = "pending", stored.Time(retry)
 	}
 	if err := q.RecordDelivery(ctx, next); err != nil {
-		return err
+		return nil, err
 	}
 	since, err := q.MarkEndpointFailing(ctx, queries.MarkEndpointFailingParams{Now: at, ID: d.EndpointID})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if started, err := stored.ParseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
-		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+	o.markFailing(d.EndpointID)
+	started, err := stored.ParseTime(since)
+	if err == nil && r.At.Sub(started) >= DisableAfter {
+		return nil, q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
 			DisabledReason: new("Every attempt failed for 5 days."), ID: d.EndpointID,
 		})
 	}
-	return nil
+	// Failing already before this attempt (a failure in a row), or asked to wait: the
+	// circuit opens until the retry time.
+	if err == nil && started.Before(r.At) || r.RetryAfter > 0 {
+		if _, err := q.PostponeDeliveries(ctx, queries.PostponeDeliveriesParams{
+			Until: stored.Time(retry), EndpointID: d.EndpointID, Now: stored.Time(o.now()), Ids: []int64{},
+		}); err != nil {
+			return nil, err
+		}
+		return &Circuit{EndpointID: d.EndpointID, Until: retry}, nil
+	}
+	return nil, nil
+}
+
+// markFailing notes that this process recorded a failure of the endpoint; wasFailing
+// reports (and forgets) it.
+func (o *Outbox) markFailing(endpointID string) {
+	o.failingMu.Lock()
+	defer o.failingMu.Unlock()
+	o.failing[endpointID] = true
+}
+
+func (o *Outbox) wasFailing(endpointID string) bool {
+	o.failingMu.Lock()
+	defer o.failingMu.Unlock()
+	was := o.failing[endpointID]
+	delete(o.failing, endpointID)
+	return was
 }
 
 // logAttempt adds the attempt to webhook_attempts and, when next names a delivery,
@@ -366,3 +460,14 @@ func (o *Outbox) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 // with deliveries, so that a dispatcher in this process can send them at once instead of
 // at its next poll.
 func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.wake }
+
+// OpenCircuits returns how many enabled endpoints are failing: their circuits are open
+// (deliveries wait for a retry time) or half open (one goes, as a probe).
+func (o *Outbox) OpenCircuits(ctx context.Context) (int64, error) {
+	var n int64
+	err := o.query(ctx, func(q store.Querier) (err error) {
+		n, err = q.OpenCircuits(ctx)
+		return err
+	})
+	return n, err
+}

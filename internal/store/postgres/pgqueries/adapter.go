@@ -407,6 +407,10 @@ func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return a.Q.MarkEndpointSucceeding(ctx, id)
 }
 
+func (a Adapter) OpenCircuits(ctx context.Context) (int64, error) {
+	return a.Q.OpenCircuits(ctx)
+}
+
 func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBankNumbersAfterParams) ([]queries.PayeeBankNumbersAfterRow, error) {
 	rows, err := a.Q.PayeeBankNumbersAfter(ctx, PayeeBankNumbersAfterParams(arg))
 	if err != nil {
@@ -434,6 +438,10 @@ func (a Adapter) PlatformSecretsAfter(ctx context.Context, arg queries.PlatformS
 		out[i] = queries.PlatformSecretsAfterRow(r)
 	}
 	return out, nil
+}
+
+func (a Adapter) PostponeDeliveries(ctx context.Context, arg queries.PostponeDeliveriesParams) (int64, error) {
+	return a.Q.PostponeDeliveries(ctx, PostponeDeliveriesParams(arg))
 }
 
 func (a Adapter) PruneAttempts(ctx context.Context, arg queries.PruneAttemptsParams) (int64, error) {
@@ -476,6 +484,10 @@ func (a Adapter) RetireDataKey(ctx context.Context, arg queries.RetireDataKeyPar
 func (a Adapter) RotateWebhookSecret(ctx context.Context, arg queries.RotateWebhookSecretParams) (queries.WebhookEndpoint, error) {
 	r, err := a.Q.RotateWebhookSecret(ctx, RotateWebhookSecretParams(arg))
 	return queries.WebhookEndpoint(r), err
+}
+
+func (a Adapter) SerializeClaims(ctx context.Context) error {
+	return a.Q.SerializeClaims(ctx)
 }
 
 func (a Adapter) SetBankAccountNumber(ctx context.Context, arg queries.SetBankAccountNumberParams) error {

@@ -18,6 +18,9 @@ type Querier interface {
 	// transaction ends.
 	AdvisoryXactLock(ctx context.Context, key int64) error
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
+	// As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+	// are left to it); SerializeClaims first makes the per-endpoint count exact across
+	// instances.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	// The row stays locked until the transaction ends: concurrent creates on one platform
@@ -158,10 +161,15 @@ type Querier interface {
 	LockUserForUpdate(ctx context.Context, id string) (string, error)
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	// How many enabled endpoints are failing (their last attempt failed): their deliveries go
+	// one at a time, waiting for a retry time after a failure in a row.
+	OpenCircuits(ctx context.Context) (int64, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// oldest is the time as the service writes it, empty when none is pending.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
+	// As the sqlite query.
+	PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error)
 	// The three prune statements take the same events (ordered by time, then id), deleting
 	// what refers to an event before the event.
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)
@@ -187,6 +195,10 @@ type Querier interface {
 	ResendToEndpoint(ctx context.Context, arg ResendToEndpointParams) error
 	RetireDataKey(ctx context.Context, arg RetireDataKeyParams) error
 	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookEndpoint, error)
+	// Makes the claims of dispatchers sharing the database one after the other, until the
+	// claim's transaction ends: the next claim's statement, begun after, counts what this one
+	// took.
+	SerializeClaims(ctx context.Context) error
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error

@@ -58,14 +58,44 @@ UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_sinc
 UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL;
 
 -- name: ClaimDeliveries :many
+-- As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+-- are left to it); SerializeClaims first makes the per-endpoint count exact across
+-- instances.
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = false
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
-      AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
-    ORDER BY due.next_attempt_at LIMIT sqlc.arg(max)::bigint
+    SELECT pick.id FROM webhook_deliveries pick
+    WHERE pick.id IN (
+        SELECT ranked.id FROM (
+            SELECT due.id, due.endpoint_id, due.next_attempt_at,
+                   row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+            FROM webhook_deliveries due
+            WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
+              AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+        ) ranked
+        JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
+        LEFT JOIN (
+            SELECT held.endpoint_id, count(*) AS n FROM webhook_deliveries held
+            WHERE held.state = 'pending' AND held.lease_until > sqlc.arg(now)
+            GROUP BY held.endpoint_id
+        ) h ON h.endpoint_id = ranked.endpoint_id
+        WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN sqlc.arg(per_endpoint)::bigint ELSE 1 END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT sqlc.arg(max)::bigint)
+      AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= sqlc.arg(now))
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures;
+
+-- name: SerializeClaims :exec
+-- Makes the claims of dispatchers sharing the database one after the other, until the
+-- claim's transaction ends: the next claim's statement, begun after, counts what this one
+-- took.
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.payments webhook claims'));
+
+-- name: PostponeDeliveries :execrows
+-- As the sqlite query.
+UPDATE webhook_deliveries
+SET next_attempt_at = sqlc.arg(until)::timestamptz, lease_until = NULL
+WHERE endpoint_id = sqlc.arg(endpoint_id) AND state = 'pending' AND next_attempt_at < sqlc.arg(until)::timestamptz
+  AND (lease_until IS NULL OR lease_until <= sqlc.arg(now)::timestamptz OR id = ANY(sqlc.arg(ids)::bigint[]));
 
 -- name: ExtendClaim :exec
 -- Keeps a claim while its attempt is under way.
@@ -152,3 +182,9 @@ ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 
 -- name: SetWebhookPreviousSecret :exec
 UPDATE webhook_endpoints SET previous_secret_sealed = $1 WHERE id = $2;
+
+-- name: OpenCircuits :one
+-- How many enabled endpoints are failing (their last attempt failed): their deliveries go
+-- one at a time, waiting for a retry time after a failure in a row.
+SELECT count(*) FROM webhook_endpoints
+WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL;

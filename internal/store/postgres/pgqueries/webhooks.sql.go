@@ -26,18 +26,33 @@ func (q *Queries) AddWebhookSubscription(ctx context.Context, arg AddWebhookSubs
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = $1, resent = false
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= $2
-      AND (due.lease_until IS NULL OR due.lease_until <= $2)
-    ORDER BY due.next_attempt_at LIMIT $3::bigint
+    SELECT pick.id FROM webhook_deliveries pick
+    WHERE pick.id IN (
+        SELECT ranked.id FROM (
+            SELECT due.id, due.endpoint_id, due.next_attempt_at,
+                   row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+            FROM webhook_deliveries due
+            WHERE due.state = 'pending' AND due.next_attempt_at <= $2
+              AND (due.lease_until IS NULL OR due.lease_until <= $2)
+        ) ranked
+        JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
+        LEFT JOIN (
+            SELECT held.endpoint_id, count(*) AS n FROM webhook_deliveries held
+            WHERE held.state = 'pending' AND held.lease_until > $2
+            GROUP BY held.endpoint_id
+        ) h ON h.endpoint_id = ranked.endpoint_id
+        WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN $3::bigint ELSE 1 END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $4::bigint)
+      AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= $2)
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
-	LeaseUntil *string
-	Now        string
-	Max        int64
+	LeaseUntil  *string
+	Now         string
+	PerEndpoint int64
+	Max         int64
 }
 
 type ClaimDeliveriesRow struct {
@@ -48,8 +63,16 @@ type ClaimDeliveriesRow struct {
 	Failures   int64
 }
 
+// As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+// are left to it); SerializeClaims first makes the per-endpoint count exact across
+// instances.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
-	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.db.Query(ctx, claimDeliveries,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.PerEndpoint,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -400,6 +423,20 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return err
 }
 
+const openCircuits = `-- name: OpenCircuits :one
+SELECT count(*) FROM webhook_endpoints
+WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL
+`
+
+// How many enabled endpoints are failing (their last attempt failed): their deliveries go
+// one at a time, waiting for a retry time after a failure in a row.
+func (q *Queries) OpenCircuits(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, openCircuits)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const pendingDeliveries = `-- name: PendingDeliveries :one
 SELECT count(*) AS pending,
     coalesce(to_char(min(e.created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), '')::text AS oldest
@@ -418,6 +455,34 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 	var i PendingDeliveriesRow
 	err := row.Scan(&i.Pending, &i.Oldest)
 	return i, err
+}
+
+const postponeDeliveries = `-- name: PostponeDeliveries :execrows
+UPDATE webhook_deliveries
+SET next_attempt_at = $1::timestamptz, lease_until = NULL
+WHERE endpoint_id = $2 AND state = 'pending' AND next_attempt_at < $1::timestamptz
+  AND (lease_until IS NULL OR lease_until <= $3::timestamptz OR id = ANY($4::bigint[]))
+`
+
+type PostponeDeliveriesParams struct {
+	Until      string
+	EndpointID string
+	Now        string
+	Ids        []int64
+}
+
+// As the sqlite query.
+func (q *Queries) PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error) {
+	result, err := q.db.Exec(ctx, postponeDeliveries,
+		arg.Until,
+		arg.EndpointID,
+		arg.Now,
+		arg.Ids,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const recordDelivery = `-- name: RecordDelivery :exec
@@ -571,6 +636,18 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 		&i.DeletedAt,
 	)
 	return i, err
+}
+
+const serializeClaims = `-- name: SerializeClaims :exec
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.payments webhook claims'))
+`
+
+// Makes the claims of dispatchers sharing the database one after the other, until the
+// claim's transaction ends: the next claim's statement, begun after, counts what this one
+// took.
+func (q *Queries) SerializeClaims(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, serializeClaims)
+	return err
 }
 
 const setWebhookPreviousSecret = `-- name: SetWebhookPreviousSecret :exec
