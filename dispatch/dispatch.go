@@ -66,6 +66,10 @@ type Options struct {
 	// dispatcher; default DefaultPerEndpoint. A claim leaves an endpoint no more than
 	// claimsPerWorker times as many held, by all the dispatchers of the database.
 	PerEndpoint int
+	// BreakAfter is how many of a failing endpoint's deliveries may wait to be retried
+	// before its circuit opens (its other deliveries wait, and the retries go one at a
+	// time, each at its time, until one succeeds); default 3.
+	BreakAfter int
 	// Retention is how long events and their attempts are kept; default 30 days.
 	Retention time.Duration
 	// Allow lists the address ranges deliveries may connect to although they are not
@@ -117,6 +121,9 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	}
 	if opts.PerEndpoint <= 0 {
 		opts.PerEndpoint = DefaultPerEndpoint
+	}
+	if opts.BreakAfter <= 0 {
+		opts.BreakAfter = outbox.DefaultBreakAfter
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
@@ -214,7 +221,7 @@ func (s sender) within(raw string) bool {
 // waiting, the age of the oldest event among them, and the endpoints whose circuits are
 // open.
 func (d *Dispatcher) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{d.attempts, pendingCollector{d.box}, circuitsCollector{d.box}}
+	return []prometheus.Collector{d.attempts, pendingCollector{d.box}, circuitsCollector{d.box, d.opts.BreakAfter}}
 }
 
 // Run sends due deliveries until ctx is done, then waits for the attempts under way
@@ -283,7 +290,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	workers.Wait()
 	close(results)
 	<-recorded
-	d.putBack(left, time.Time{})
+	d.putBack(left)
 	close(stopRenewing)
 	<-renewed
 	<-pruned
@@ -298,7 +305,9 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 	for {
 		if idle > 0 {
 			asked := idle
-			claimed, err := d.box.ClaimFair(ctx, asked, claimsPerWorker*d.opts.PerEndpoint, d.lease)
+			claimed, err := d.box.ClaimFair(ctx, asked, outbox.Fairness{
+				PerEndpoint: claimsPerWorker * d.opts.PerEndpoint, BreakAfter: d.opts.BreakAfter,
+			}, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
@@ -341,8 +350,8 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 }
 
 // record records attempts as they come, many to a transaction, and hands their slots
-// back to the claim loop. When an attempt opens its endpoint's circuit, the deliveries
-// to it queued here are put back to wait with the endpoint's others.
+// back to the claim loop. The deliveries queued here to an endpoint that failed are given
+// back, for the claims to hand out as they do a failing endpoint's.
 func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int, jobs *lanes) {
 	var batch []outbox.AttemptResult
 	flush := func() {
@@ -350,7 +359,7 @@ func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int
 			return
 		}
 		// Recorded whatever became of the run's context: an attempt made is logged.
-		opened, err := d.box.Record(context.Background(), batch, d.policy)
+		failed, err := d.box.Record(context.Background(), batch, d.policy)
 		if err != nil {
 			d.log.Error("webhooks: record attempts", "err", err, "attempts", len(batch))
 		}
@@ -359,11 +368,9 @@ func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int
 		}
 		d.release(batch)
 		slots := len(batch)
-		for _, c := range opened {
-			d.log.Warn("webhooks: circuit open: the endpoint failed again; its deliveries wait",
-				"endpoint", c.EndpointID, "until", c.Until)
-			back := jobs.drop(c.EndpointID)
-			d.putBack(back, c.Until)
+		for _, e := range failed {
+			back := jobs.drop(e)
+			d.putBack(back)
 			slots += len(back)
 		}
 		select {
@@ -430,10 +437,8 @@ func (d *Dispatcher) release(recorded []outbox.AttemptResult) {
 	}
 }
 
-// putBack frees deliveries claimed and not sent: due at once when until is zero (the
-// dispatcher stops), else waiting until until with their endpoint's others (its circuit
-// is open).
-func (d *Dispatcher) putBack(ds []outbox.Delivery, until time.Time) {
+// putBack frees deliveries claimed and not sent, for the next claim to take.
+func (d *Dispatcher) putBack(ds []outbox.Delivery) {
 	if len(ds) == 0 {
 		return
 	}
@@ -444,13 +449,8 @@ func (d *Dispatcher) putBack(ds []outbox.Delivery, until time.Time) {
 		delete(d.held, j.ID)
 	}
 	d.heldMu.Unlock()
-	var err error
-	if until.IsZero() {
-		err = d.box.ExtendClaims(context.Background(), ids, 0) // a lease ending now
-	} else {
-		err = d.box.Postpone(context.Background(), ds[0].EndpointID, until, ids)
-	}
-	if err != nil { // they are due again when their leases end
+	// A lease ending now; failing that, they are due again when their leases end.
+	if err := d.box.ExtendClaims(context.Background(), ids, 0); err != nil {
 		d.log.Error("webhooks: put back claimed deliveries", "err", err, "deliveries", len(ids))
 	}
 }
@@ -540,18 +540,21 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // circuitsCollector reports the endpoints whose circuits are open.
-type circuitsCollector struct{ box *outbox.Outbox }
+type circuitsCollector struct {
+	box        *outbox.Outbox
+	breakAfter int
+}
 
 var circuitsDesc = prometheus.NewDesc("payments_webhook_open_circuits",
-	"Enabled webhook endpoints whose circuit is open: their last attempt failed, so their deliveries go one at a time, "+
-		"and after a failure in a row wait for its retry time, until one succeeds.", nil, nil)
+	"Enabled webhook endpoints whose circuit is open: failing, with enough deliveries waiting to be retried that only "+
+		"those retries go, one at a time, until one succeeds.", nil, nil)
 
 func (circuitsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- circuitsDesc }
 
 func (c circuitsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	n, err := c.box.OpenCircuits(ctx)
+	n, err := c.box.OpenCircuits(ctx, c.breakAfter)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(circuitsDesc, err)
 		return

@@ -96,22 +96,22 @@ func TestCollectors(t *testing.T) {
 		t.Errorf("attempts: succeeded %v, retrying %v, %v in all; want 1, 1 and 2 (%v)", m[succeeded], m[retrying], attempts, m)
 	}
 	// The 500's delivery waits an hour for its retry; the 200's is done. The 500's
-	// endpoint is failing: its circuit is open.
-	if m[pending] != 1 || m[circuits] != 1 {
-		t.Errorf("%s %v, %s %v; want 1 and 1", pending, m[pending], circuits, m[circuits])
+	// endpoint is failing, its circuit not yet open (one retry waits, of three).
+	if m[pending] != 1 || m[circuits] != 0 {
+		t.Errorf("%s %v, %s %v; want 1 and 0", pending, m[pending], circuits, m[circuits])
 	}
 	if m[oldest] <= 0 || m[oldest] > 60 {
 		t.Errorf("%s %v, want the event's age: above 0, within the test's time", oldest, m[oldest])
 	}
 	// Two more events: two more deliveries each way, two more waiting, the oldest no
-	// younger. The failing endpoint gets one at a time: the first fails again, which
-	// makes the other wait for its retry, an hour away, unsent.
+	// younger; with three of the failing endpoint's deliveries waiting to be retried,
+	// its circuit is open.
 	before := m[oldest]
 	w.user(t)
 	w.user(t)
-	m = gatherAfter(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 5 })
-	if m[succeeded] != 3 || m[retrying] != 2 || m[pending] != 3 || m[oldest] < before || m[circuits] != 1 {
+	m = gatherAfter(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 6 })
+	if m[succeeded] != 3 || m[retrying] != 3 || m[pending] != 3 || m[oldest] < before || m[circuits] != 1 {
 		t.Errorf("after two more events: succeeded %v, retrying %v, pending %v, oldest %v (was %v), circuits %v; "+
-			"want 3, 2, 3, no younger and 1", m[succeeded], m[retrying], m[pending], m[oldest], before, m[circuits])
+			"want 3, 3, 3, no younger and 1", m[succeeded], m[retrying], m[pending], m[oldest], before, m[circuits])
 	}
 }

@@ -237,9 +237,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.platformSecretsAfterStmt, err = db.PrepareContext(ctx, platformSecretsAfter); err != nil {
 		return nil, fmt.Errorf("error preparing query PlatformSecretsAfter: %w", err)
 	}
-	if q.postponeDeliveriesStmt, err = db.PrepareContext(ctx, postponeDeliveries); err != nil {
-		return nil, fmt.Errorf("error preparing query PostponeDeliveries: %w", err)
-	}
 	if q.pruneAttemptsStmt, err = db.PrepareContext(ctx, pruneAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query PruneAttempts: %w", err)
 	}
@@ -675,11 +672,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing platformSecretsAfterStmt: %w", cerr)
 		}
 	}
-	if q.postponeDeliveriesStmt != nil {
-		if cerr := q.postponeDeliveriesStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing postponeDeliveriesStmt: %w", cerr)
-		}
-	}
 	if q.pruneAttemptsStmt != nil {
 		if cerr := q.pruneAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pruneAttemptsStmt: %w", cerr)
@@ -915,7 +907,6 @@ type Queries struct {
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	pendingDeliveriesStmt               *sql.Stmt
 	platformSecretsAfterStmt            *sql.Stmt
-	postponeDeliveriesStmt              *sql.Stmt
 	pruneAttemptsStmt                   *sql.Stmt
 	pruneDeliveriesStmt                 *sql.Stmt
 	pruneEventsStmt                     *sql.Stmt
@@ -1018,7 +1009,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		pendingDeliveriesStmt:               q.pendingDeliveriesStmt,
 		platformSecretsAfterStmt:            q.platformSecretsAfterStmt,
-		postponeDeliveriesStmt:              q.postponeDeliveriesStmt,
 		pruneAttemptsStmt:                   q.pruneAttemptsStmt,
 		pruneDeliveriesStmt:                 q.pruneDeliveriesStmt,
 		pruneEventsStmt:                     q.pruneEventsStmt,

@@ -16,10 +16,11 @@ type Querier interface {
 	AddWebhookSubscription(ctx context.Context, arg AddWebhookSubscriptionParams) error
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	// Takes up to max due deliveries for a lease: each is due again when the lease ends,
-	// unless its attempt is recorded first. No endpoint gets more than per_endpoint held at
-	// once, by any dispatcher (those held already count), and a failing endpoint (its last
-	// attempt failed) one: the probe whose success lets the rest go. Within that, the longest
-	// due go first.
+	// unless its attempt is recorded first. The longest due go first, but no endpoint gets
+	// more than per_endpoint held at once, by any dispatcher (those held already count), and
+	// a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
+	// failing endpoint's deliveries wait to be retried, its circuit is open: only those
+	// retries go, each at its time, one at a time (the probes), until one succeeds.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	CountNewUser(ctx context.Context, id string) (int64, error)
@@ -102,17 +103,13 @@ type Querier interface {
 	// Returns when the endpoint's current run of failures began.
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
-	// How many enabled endpoints are failing (their last attempt failed): their deliveries go
-	// one at a time, waiting for a retry time after a failure in a row.
-	OpenCircuits(ctx context.Context) (int64, error)
+	// How many enabled endpoints have their circuit open: failing, with break_after or more
+	// deliveries waiting to be retried.
+	OpenCircuits(ctx context.Context, breakAfter int64) (int64, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// How many deliveries wait, and the time of the oldest event among them.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
-	// Makes an endpoint's waiting deliveries wait until until (its circuit is open): those
-	// unclaimed, and those of ids, claimed by the dispatcher asking and not yet sent, whose
-	// claims it ends.
-	PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error)
 	// The three prune statements take the same events (ordered by time, then id), deleting
 	// what refers to an event before the event.
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)

@@ -58,26 +58,32 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 
 -- name: ClaimDeliveries :many
 -- Takes up to max due deliveries for a lease: each is due again when the lease ends,
--- unless its attempt is recorded first. No endpoint gets more than per_endpoint held at
--- once, by any dispatcher (those held already count), and a failing endpoint (its last
--- attempt failed) one: the probe whose success lets the rest go. Within that, the longest
--- due go first.
+-- unless its attempt is recorded first. The longest due go first, but no endpoint gets
+-- more than per_endpoint held at once, by any dispatcher (those held already count), and
+-- a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
+-- failing endpoint's deliveries wait to be retried, its circuit is open: only those
+-- retries go, each at its time, one at a time (the probes), until one succeeds.
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
 WHERE id IN (
     SELECT ranked.id FROM (
-        SELECT due.id, due.endpoint_id, due.next_attempt_at,
-               ROW_NUMBER() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+        SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+               e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
+               row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
         FROM webhook_deliveries due
+        JOIN webhook_endpoints e ON e.id = due.endpoint_id
+        LEFT JOIN (
+            SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > CAST(sqlc.arg(now) AS TEXT) THEN 1 ELSE 0 END) AS held,
+                   sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+            FROM webhook_deliveries w
+            WHERE w.state = 'pending' AND (w.lease_until > sqlc.arg(now) OR w.failures > 0)
+            GROUP BY w.endpoint_id
+        ) h ON h.endpoint_id = due.endpoint_id
         WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
           AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+          AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+               OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(sqlc.arg(break_after) AS INTEGER))
     ) ranked
-    JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
-    LEFT JOIN (
-        SELECT held.endpoint_id, COUNT(*) AS n FROM webhook_deliveries held
-        WHERE held.state = 'pending' AND held.lease_until > sqlc.arg(now)
-        GROUP BY held.endpoint_id
-    ) h ON h.endpoint_id = ranked.endpoint_id
-    WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN CAST(sqlc.arg(per_endpoint) AS INTEGER) ELSE 1 END
+    WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE CAST(sqlc.arg(per_endpoint) AS INTEGER) END
     ORDER BY ranked.next_attempt_at, ranked.id LIMIT sqlc.arg(max))
 RETURNING id, event_id, endpoint_id, attempts, failures;
 
@@ -85,15 +91,6 @@ RETURNING id, event_id, endpoint_id, attempts, failures;
 -- Makes the claims of dispatchers sharing a database one after the other, so that each
 -- counts what the others hold (PostgreSQL); SQLite's one writer does it already.
 SELECT 1;
-
--- name: PostponeDeliveries :execrows
--- Makes an endpoint's waiting deliveries wait until until (its circuit is open): those
--- unclaimed, and those of ids, claimed by the dispatcher asking and not yet sent, whose
--- claims it ends.
-UPDATE webhook_deliveries
-SET next_attempt_at = CAST(sqlc.arg(until) AS TEXT), lease_until = NULL
-WHERE endpoint_id = sqlc.arg(endpoint_id) AND state = 'pending' AND next_attempt_at < CAST(sqlc.arg(until) AS TEXT)
-  AND (lease_until IS NULL OR lease_until <= CAST(sqlc.arg(now) AS TEXT) OR id IN (sqlc.slice(ids)));
 
 -- name: ExtendClaim :exec
 -- Keeps a claim while its attempt is under way.
@@ -179,7 +176,9 @@ ORDER BY id LIMIT sqlc.arg(batch);
 UPDATE webhook_endpoints SET previous_secret_sealed = ? WHERE id = ?;
 
 -- name: OpenCircuits :one
--- How many enabled endpoints are failing (their last attempt failed): their deliveries go
--- one at a time, waiting for a retry time after a failure in a row.
-SELECT count(*) FROM webhook_endpoints
-WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL;
+-- How many enabled endpoints have their circuit open: failing, with break_after or more
+-- deliveries waiting to be retried.
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= CAST(sqlc.arg(break_after) AS INTEGER);

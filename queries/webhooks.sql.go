@@ -7,7 +7,6 @@ package queries
 
 import (
 	"context"
-	"strings"
 )
 
 const addWebhookSubscription = `-- name: AddWebhookSubscription :exec
@@ -28,26 +27,32 @@ const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = ?1, resent = 0
 WHERE id IN (
     SELECT ranked.id FROM (
-        SELECT due.id, due.endpoint_id, due.next_attempt_at,
-               ROW_NUMBER() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+        SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+               e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
+               row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
         FROM webhook_deliveries due
+        JOIN webhook_endpoints e ON e.id = due.endpoint_id
+        LEFT JOIN (
+            SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > CAST(?2 AS TEXT) THEN 1 ELSE 0 END) AS held,
+                   sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+            FROM webhook_deliveries w
+            WHERE w.state = 'pending' AND (w.lease_until > ?2 OR w.failures > 0)
+            GROUP BY w.endpoint_id
+        ) h ON h.endpoint_id = due.endpoint_id
         WHERE due.state = 'pending' AND due.next_attempt_at <= ?2
           AND (due.lease_until IS NULL OR due.lease_until <= ?2)
+          AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+               OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(?3 AS INTEGER))
     ) ranked
-    JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
-    LEFT JOIN (
-        SELECT held.endpoint_id, COUNT(*) AS n FROM webhook_deliveries held
-        WHERE held.state = 'pending' AND held.lease_until > ?2
-        GROUP BY held.endpoint_id
-    ) h ON h.endpoint_id = ranked.endpoint_id
-    WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN CAST(?3 AS INTEGER) ELSE 1 END
-    ORDER BY ranked.next_attempt_at, ranked.id LIMIT ?4)
+    WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE CAST(?4 AS INTEGER) END
+    ORDER BY ranked.next_attempt_at, ranked.id LIMIT ?5)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
 	LeaseUntil  *string
 	Now         string
+	BreakAfter  int64
 	PerEndpoint int64
 	Max         int64
 }
@@ -61,14 +66,16 @@ type ClaimDeliveriesRow struct {
 }
 
 // Takes up to max due deliveries for a lease: each is due again when the lease ends,
-// unless its attempt is recorded first. No endpoint gets more than per_endpoint held at
-// once, by any dispatcher (those held already count), and a failing endpoint (its last
-// attempt failed) one: the probe whose success lets the rest go. Within that, the longest
-// due go first.
+// unless its attempt is recorded first. The longest due go first, but no endpoint gets
+// more than per_endpoint held at once, by any dispatcher (those held already count), and
+// a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
+// failing endpoint's deliveries wait to be retried, its circuit is open: only those
+// retries go, each at its time, one at a time (the probes), until one succeeds.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.query(ctx, q.claimDeliveriesStmt, claimDeliveries,
 		arg.LeaseUntil,
 		arg.Now,
+		arg.BreakAfter,
 		arg.PerEndpoint,
 		arg.Max,
 	)
@@ -431,14 +438,16 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 }
 
 const openCircuits = `-- name: OpenCircuits :one
-SELECT count(*) FROM webhook_endpoints
-WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= CAST(?1 AS INTEGER)
 `
 
-// How many enabled endpoints are failing (their last attempt failed): their deliveries go
-// one at a time, waiting for a retry time after a failure in a row.
-func (q *Queries) OpenCircuits(ctx context.Context) (int64, error) {
-	row := q.queryRow(ctx, q.openCircuitsStmt, openCircuits)
+// How many enabled endpoints have their circuit open: failing, with break_after or more
+// deliveries waiting to be retried.
+func (q *Queries) OpenCircuits(ctx context.Context, breakAfter int64) (int64, error) {
+	row := q.queryRow(ctx, q.openCircuitsStmt, openCircuits, breakAfter)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -461,44 +470,6 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 	var i PendingDeliveriesRow
 	err := row.Scan(&i.Pending, &i.Oldest)
 	return i, err
-}
-
-const postponeDeliveries = `-- name: PostponeDeliveries :execrows
-UPDATE webhook_deliveries
-SET next_attempt_at = CAST(?1 AS TEXT), lease_until = NULL
-WHERE endpoint_id = ?2 AND state = 'pending' AND next_attempt_at < CAST(?1 AS TEXT)
-  AND (lease_until IS NULL OR lease_until <= CAST(?3 AS TEXT) OR id IN (/*SLICE:ids*/?))
-`
-
-type PostponeDeliveriesParams struct {
-	Until      string
-	EndpointID string
-	Now        string
-	Ids        []int64
-}
-
-// Makes an endpoint's waiting deliveries wait until until (its circuit is open): those
-// unclaimed, and those of ids, claimed by the dispatcher asking and not yet sent, whose
-// claims it ends.
-func (q *Queries) PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error) {
-	query := postponeDeliveries
-	var queryParams []interface{}
-	queryParams = append(queryParams, arg.Until)
-	queryParams = append(queryParams, arg.EndpointID)
-	queryParams = append(queryParams, arg.Now)
-	if len(arg.Ids) > 0 {
-		for _, v := range arg.Ids {
-			queryParams = append(queryParams, v)
-		}
-		query = strings.Replace(query, "/*SLICE:ids*/?", strings.Repeat(",?", len(arg.Ids))[1:], 1)
-	} else {
-		query = strings.Replace(query, "/*SLICE:ids*/?", "NULL", 1)
-	}
-	result, err := q.exec(ctx, nil, query, queryParams...)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
 }
 
 const recordDelivery = `-- name: RecordDelivery :exec

@@ -102,21 +102,40 @@ func (d Delivery) Headers(now time.Time) map[string][]string {
 }
 
 // ClaimDeliveries takes up to max due deliveries for lease, as ClaimFair does with no
-// bound of its own per endpoint (beyond max, and one for a failing endpoint).
+// bound of its own per endpoint but max, and the circuit breaker's default.
 func (o *Outbox) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
-	return o.ClaimFair(ctx, max, max, lease)
+	return o.ClaimFair(ctx, max, Fairness{PerEndpoint: max}, lease)
 }
+
+// Fairness bounds what one endpoint gets of a claim.
+type Fairness struct {
+	// PerEndpoint is how many deliveries to one endpoint may be held at once, by all the
+	// dispatchers of the database.
+	PerEndpoint int
+	// BreakAfter is how many of a failing endpoint's deliveries may wait to be retried
+	// before its circuit opens; default DefaultBreakAfter.
+	BreakAfter int
+}
+
+// DefaultBreakAfter is Fairness.BreakAfter's default.
+const DefaultBreakAfter = 3
 
 // ClaimFair takes up to max due deliveries for lease: until the lease ends no other
 // dispatcher, of this process or another sharing the database, takes them; when it ends
-// before their attempts are recorded (the process died), they are due again. It leaves
-// any one endpoint no more than perEndpoint deliveries held at once, counting those that
-// dispatchers hold already, and a failing endpoint (its last attempt failed) one, so
-// that one endpoint's backlog cannot fill a claim; the deliveries due longest go first.
-// Claims of dispatchers sharing a database run one after the other, so that the count
-// holds across them. Deliveries to an endpoint deleted or disabled since are settled as
+// before their attempts are recorded (the process died), they are due again. The
+// deliveries due longest go first, within what f allows each endpoint: no more than
+// f.PerEndpoint held at once, counting those that dispatchers hold already, so that one
+// endpoint's backlog cannot fill a claim; and a failing endpoint (its last attempt
+// failed) one. Once f.BreakAfter of a failing endpoint's deliveries wait to be retried,
+// its circuit is open: its other deliveries wait, and only those retries go, each at its
+// time and one at a time (the probes), until one succeeds and ends the failing run.
+// Claims of dispatchers sharing a database run one after the other, so that the counts
+// hold across them. Deliveries to an endpoint deleted or disabled since are settled as
 // failed, not returned.
-func (o *Outbox) ClaimFair(ctx context.Context, max, perEndpoint int, lease time.Duration) ([]Delivery, error) {
+func (o *Outbox) ClaimFair(ctx context.Context, max int, f Fairness, lease time.Duration) ([]Delivery, error) {
+	if f.BreakAfter <= 0 {
+		f.BreakAfter = DefaultBreakAfter
+	}
 	var out []Delivery
 	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		out = out[:0]
@@ -126,7 +145,7 @@ func (o *Outbox) ClaimFair(ctx context.Context, max, perEndpoint int, lease time
 		now := o.now()
 		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
 			LeaseUntil: new(stored.Time(now.Add(lease))), Now: stored.Time(now), Max: int64(max),
-			PerEndpoint: int64(perEndpoint),
+			PerEndpoint: int64(f.PerEndpoint), BreakAfter: int64(f.BreakAfter),
 		})
 		if err != nil {
 			return err
@@ -251,59 +270,37 @@ func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, po
 	return err
 }
 
-// Circuit is an endpoint whose circuit an attempt opened: its deliveries wait until Until.
-type Circuit struct {
-	EndpointID string
-	Until      time.Time
-}
-
 // Record records the attempts of claimed deliveries, in one transaction: each attempt in
 // the event's log, and each delivery's next state: succeeded; due again after the
 // schedule's next delay; or failed for good when the schedule is spent or the endpoint
 // answered 410 Gone, which disables it, as failing every attempt for DisableAfter does.
-//
-// A failed attempt makes its endpoint failing (one delivery held at a time, see
-// ClaimFair) until an attempt succeeds. One that fails while the endpoint was failing
-// already, or that came with a Retry-After, opens the endpoint's circuit: its waiting
-// deliveries wait for that attempt's retry time, when one of them goes as a probe.
-// Record returns the circuits it opened, so that the dispatcher can put back (Postpone)
-// the deliveries to them it holds and has not sent.
-func (o *Outbox) Record(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) ([]Circuit, error) {
+// A failed attempt makes its endpoint failing until an attempt succeeds (ClaimFair says
+// what a failing endpoint gets). Record returns the endpoints that failed, so that the
+// dispatcher can give back the deliveries to them it holds and has not sent.
+func (o *Outbox) Record(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) ([]string, error) {
 	schedule := webhook.Schedule(policy.Schedule)
 	// In the order of the deliveries' ids, as ExtendClaims locks them.
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
 		return cmp.Compare(a.Delivery.ID, b.Delivery.ID)
 	})
-	var opened []Circuit
 	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
-		opened = opened[:0]
 		for _, r := range results {
-			c, err := o.recordAttempt(ctx, q, r, schedule, policy.Rand)
-			if err != nil {
+			if err := o.recordAttempt(ctx, q, r, schedule, policy.Rand); err != nil {
 				return err
-			}
-			if c != nil {
-				opened = append(opened, *c)
 			}
 		}
 		return nil
 	})
-	return opened, err
+	var failed []string
+	for _, r := range results {
+		if !r.Succeeded && !slices.Contains(failed, r.Delivery.EndpointID) {
+			failed = append(failed, r.Delivery.EndpointID)
+		}
+	}
+	return failed, err
 }
 
-// Postpone puts back deliveries to an endpoint whose circuit is open, which the caller
-// claimed and did not send (ids): they wait until until, as the endpoint's others do.
-func (o *Outbox) Postpone(ctx context.Context, endpointID string, until time.Time, ids []int64) error {
-	return o.write(ctx, func(ctx context.Context, q store.Querier) error {
-		_, err := q.PostponeDeliveries(ctx, queries.PostponeDeliveriesParams{
-			Until: stored.Time(until), EndpointID: endpointID, Now: stored.Time(o.now()), Ids: ids,
-		})
-		return err
-	})
-}
-
-// recordAttempt records one attempt, and returns the circuit it opened, if any.
-func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) (*Circuit, error) {
+func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptResult, schedule webhook.Schedule, rnd func() float64) error {
 	d, at := r.Delivery, stored.Time(r.At)
 	var status *int64
 	if r.StatusCode != 0 {
@@ -332,57 +329,39 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 			err = o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
 		}
 		if was := o.wasFailing(d.EndpointID); err != nil || !d.failing && !was {
-			return nil, err
+			return err
 		}
-		return nil, q.MarkEndpointSucceeding(ctx, d.EndpointID)
+		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
 	}
 	if err := o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, queries.RecordDeliveryParams{}); err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case r.Gone:
 		if err := q.RecordDelivery(ctx, next); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
 			DisabledReason: new("The endpoint answered 410 Gone."), ID: d.EndpointID,
 		})
 	}
-	// The endpoint's retry time: this delivery's, or when it has failed for good, the
-	// schedule's first delay.
-	retry := r.At
-	if len(schedule) > 0 {
-		retry = r.At.Add(schedule[0])
-	}
 	if delay, ok := schedule.Delay(int(next.Failures), r.RetryAfter, rnd); ok {
-		retry = r.At.Add(delay)
-		next.State, next.NextAttemptAt = "pending", stored.Time(retry)
+		next.State, next.NextAttemptAt = "pending", stored.Time(r.At.Add(delay))
 	}
 	if err := q.RecordDelivery(ctx, next); err != nil {
-		return nil, err
+		return err
 	}
 	since, err := q.MarkEndpointFailing(ctx, queries.MarkEndpointFailingParams{Now: at, ID: d.EndpointID})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	o.markFailing(d.EndpointID)
-	started, err := stored.ParseTime(since)
-	if err == nil && r.At.Sub(started) >= DisableAfter {
-		return nil, q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
+	if started, err := stored.ParseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
+		return q.DisableWebhookEndpoint(ctx, queries.DisableWebhookEndpointParams{
 			DisabledReason: new("Every attempt failed for 5 days."), ID: d.EndpointID,
 		})
 	}
-	// Failing already before this attempt (a failure in a row), or asked to wait: the
-	// circuit opens until the retry time.
-	if err == nil && started.Before(r.At) || r.RetryAfter > 0 {
-		if _, err := q.PostponeDeliveries(ctx, queries.PostponeDeliveriesParams{
-			Until: stored.Time(retry), EndpointID: d.EndpointID, Now: stored.Time(o.now()), Ids: []int64{},
-		}); err != nil {
-			return nil, err
-		}
-		return &Circuit{EndpointID: d.EndpointID, Until: retry}, nil
-	}
-	return nil, nil
+	return nil
 }
 
 // markFailing notes that this process recorded a failure of the endpoint; wasFailing
@@ -461,12 +440,15 @@ func (o *Outbox) PruneEvents(ctx context.Context, before time.Time) (int64, erro
 // at its next poll.
 func (o *Outbox) DeliveriesDue() <-chan struct{} { return o.wake }
 
-// OpenCircuits returns how many enabled endpoints are failing: their circuits are open
-// (deliveries wait for a retry time) or half open (one goes, as a probe).
-func (o *Outbox) OpenCircuits(ctx context.Context) (int64, error) {
+// OpenCircuits returns how many enabled endpoints have their circuits open: failing,
+// with breakAfter or more deliveries waiting to be retried (see ClaimFair).
+func (o *Outbox) OpenCircuits(ctx context.Context, breakAfter int) (int64, error) {
+	if breakAfter <= 0 {
+		breakAfter = DefaultBreakAfter
+	}
 	var n int64
 	err := o.query(ctx, func(q store.Querier) (err error) {
-		n, err = q.OpenCircuits(ctx)
+		n, err = q.OpenCircuits(ctx, int64(breakAfter))
 		return err
 	})
 	return n, err

@@ -407,8 +407,8 @@ func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return a.Q.MarkEndpointSucceeding(ctx, id)
 }
 
-func (a Adapter) OpenCircuits(ctx context.Context) (int64, error) {
-	return a.Q.OpenCircuits(ctx)
+func (a Adapter) OpenCircuits(ctx context.Context, breakAfter int64) (int64, error) {
+	return a.Q.OpenCircuits(ctx, breakAfter)
 }
 
 func (a Adapter) PayeeBankNumbersAfter(ctx context.Context, arg queries.PayeeBankNumbersAfterParams) ([]queries.PayeeBankNumbersAfterRow, error) {
@@ -438,10 +438,6 @@ func (a Adapter) PlatformSecretsAfter(ctx context.Context, arg queries.PlatformS
 		out[i] = queries.PlatformSecretsAfterRow(r)
 	}
 	return out, nil
-}
-
-func (a Adapter) PostponeDeliveries(ctx context.Context, arg queries.PostponeDeliveriesParams) (int64, error) {
-	return a.Q.PostponeDeliveries(ctx, PostponeDeliveriesParams(arg))
 }
 
 func (a Adapter) PruneAttempts(ctx context.Context, arg queries.PruneAttemptsParams) (int64, error) {

@@ -19,7 +19,7 @@ type Querier interface {
 	AdvisoryXactLock(ctx context.Context, key int64) error
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	// As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
-	// are left to it); SerializeClaims first makes the per-endpoint count exact across
+	// are left to it); SerializeClaims first makes the per-endpoint counts exact across
 	// instances.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
@@ -161,15 +161,13 @@ type Querier interface {
 	LockUserForUpdate(ctx context.Context, id string) (string, error)
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
-	// How many enabled endpoints are failing (their last attempt failed): their deliveries go
-	// one at a time, waiting for a retry time after a failure in a row.
-	OpenCircuits(ctx context.Context) (int64, error)
+	// How many enabled endpoints have their circuit open: failing, with break_after or more
+	// deliveries waiting to be retried.
+	OpenCircuits(ctx context.Context, breakAfter int64) (int64, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// oldest is the time as the service writes it, empty when none is pending.
 	PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, error)
 	PlatformSecretsAfter(ctx context.Context, arg PlatformSecretsAfterParams) ([]PlatformSecretsAfterRow, error)
-	// As the sqlite query.
-	PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error)
 	// The three prune statements take the same events (ordered by time, then id), deleting
 	// what refers to an event before the event.
 	PruneAttempts(ctx context.Context, arg PruneAttemptsParams) (int64, error)

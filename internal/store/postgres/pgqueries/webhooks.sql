@@ -59,26 +59,31 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 
 -- name: ClaimDeliveries :many
 -- As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
--- are left to it); SerializeClaims first makes the per-endpoint count exact across
+-- are left to it); SerializeClaims first makes the per-endpoint counts exact across
 -- instances.
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = false
 WHERE id IN (
     SELECT pick.id FROM webhook_deliveries pick
     WHERE pick.id IN (
         SELECT ranked.id FROM (
-            SELECT due.id, due.endpoint_id, due.next_attempt_at,
+            SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+                   e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
                    row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
             FROM webhook_deliveries due
+            JOIN webhook_endpoints e ON e.id = due.endpoint_id
+            LEFT JOIN (
+                SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > sqlc.arg(now)::timestamptz THEN 1 ELSE 0 END) AS held,
+                       sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+                FROM webhook_deliveries w
+                WHERE w.state = 'pending' AND (w.lease_until > sqlc.arg(now) OR w.failures > 0)
+                GROUP BY w.endpoint_id
+            ) h ON h.endpoint_id = due.endpoint_id
             WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
               AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+              AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+                   OR due.failures > 0 OR coalesce(h.retrying, 0) < sqlc.arg(break_after)::bigint)
         ) ranked
-        JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
-        LEFT JOIN (
-            SELECT held.endpoint_id, count(*) AS n FROM webhook_deliveries held
-            WHERE held.state = 'pending' AND held.lease_until > sqlc.arg(now)
-            GROUP BY held.endpoint_id
-        ) h ON h.endpoint_id = ranked.endpoint_id
-        WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN sqlc.arg(per_endpoint)::bigint ELSE 1 END
+        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE sqlc.arg(per_endpoint)::bigint END
         ORDER BY ranked.next_attempt_at, ranked.id LIMIT sqlc.arg(max)::bigint)
       AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= sqlc.arg(now))
     FOR UPDATE SKIP LOCKED)
@@ -89,13 +94,6 @@ RETURNING id, event_id, endpoint_id, attempts, failures;
 -- claim's transaction ends: the next claim's statement, begun after, counts what this one
 -- took.
 SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.payments webhook claims'));
-
--- name: PostponeDeliveries :execrows
--- As the sqlite query.
-UPDATE webhook_deliveries
-SET next_attempt_at = sqlc.arg(until)::timestamptz, lease_until = NULL
-WHERE endpoint_id = sqlc.arg(endpoint_id) AND state = 'pending' AND next_attempt_at < sqlc.arg(until)::timestamptz
-  AND (lease_until IS NULL OR lease_until <= sqlc.arg(now)::timestamptz OR id = ANY(sqlc.arg(ids)::bigint[]));
 
 -- name: ExtendClaim :exec
 -- Keeps a claim while its attempt is under way.
@@ -184,7 +182,9 @@ ORDER BY id LIMIT sqlc.arg(batch)::bigint;
 UPDATE webhook_endpoints SET previous_secret_sealed = $1 WHERE id = $2;
 
 -- name: OpenCircuits :one
--- How many enabled endpoints are failing (their last attempt failed): their deliveries go
--- one at a time, waiting for a retry time after a failure in a row.
-SELECT count(*) FROM webhook_endpoints
-WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL;
+-- How many enabled endpoints have their circuit open: failing, with break_after or more
+-- deliveries waiting to be retried.
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= sqlc.arg(break_after)::bigint;

@@ -29,20 +29,25 @@ WHERE id IN (
     SELECT pick.id FROM webhook_deliveries pick
     WHERE pick.id IN (
         SELECT ranked.id FROM (
-            SELECT due.id, due.endpoint_id, due.next_attempt_at,
+            SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+                   e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
                    row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
             FROM webhook_deliveries due
+            JOIN webhook_endpoints e ON e.id = due.endpoint_id
+            LEFT JOIN (
+                SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > $2::timestamptz THEN 1 ELSE 0 END) AS held,
+                       sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+                FROM webhook_deliveries w
+                WHERE w.state = 'pending' AND (w.lease_until > $2 OR w.failures > 0)
+                GROUP BY w.endpoint_id
+            ) h ON h.endpoint_id = due.endpoint_id
             WHERE due.state = 'pending' AND due.next_attempt_at <= $2
               AND (due.lease_until IS NULL OR due.lease_until <= $2)
+              AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+                   OR due.failures > 0 OR coalesce(h.retrying, 0) < $3::bigint)
         ) ranked
-        JOIN webhook_endpoints e ON e.id = ranked.endpoint_id
-        LEFT JOIN (
-            SELECT held.endpoint_id, count(*) AS n FROM webhook_deliveries held
-            WHERE held.state = 'pending' AND held.lease_until > $2
-            GROUP BY held.endpoint_id
-        ) h ON h.endpoint_id = ranked.endpoint_id
-        WHERE ranked.place + coalesce(h.n, 0) <= CASE WHEN e.failing_since IS NULL THEN $3::bigint ELSE 1 END
-        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $4::bigint)
+        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE $4::bigint END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $5::bigint)
       AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= $2)
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures
@@ -51,6 +56,7 @@ RETURNING id, event_id, endpoint_id, attempts, failures
 type ClaimDeliveriesParams struct {
 	LeaseUntil  *string
 	Now         string
+	BreakAfter  int64
 	PerEndpoint int64
 	Max         int64
 }
@@ -64,12 +70,13 @@ type ClaimDeliveriesRow struct {
 }
 
 // As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
-// are left to it); SerializeClaims first makes the per-endpoint count exact across
+// are left to it); SerializeClaims first makes the per-endpoint counts exact across
 // instances.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries,
 		arg.LeaseUntil,
 		arg.Now,
+		arg.BreakAfter,
 		arg.PerEndpoint,
 		arg.Max,
 	)
@@ -424,14 +431,16 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 }
 
 const openCircuits = `-- name: OpenCircuits :one
-SELECT count(*) FROM webhook_endpoints
-WHERE status = 'enabled' AND deleted_at IS NULL AND failing_since IS NOT NULL
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= $1::bigint
 `
 
-// How many enabled endpoints are failing (their last attempt failed): their deliveries go
-// one at a time, waiting for a retry time after a failure in a row.
-func (q *Queries) OpenCircuits(ctx context.Context) (int64, error) {
-	row := q.db.QueryRow(ctx, openCircuits)
+// How many enabled endpoints have their circuit open: failing, with break_after or more
+// deliveries waiting to be retried.
+func (q *Queries) OpenCircuits(ctx context.Context, breakAfter int64) (int64, error) {
+	row := q.db.QueryRow(ctx, openCircuits, breakAfter)
 	var count int64
 	err := row.Scan(&count)
 	return count, err
@@ -455,34 +464,6 @@ func (q *Queries) PendingDeliveries(ctx context.Context) (PendingDeliveriesRow, 
 	var i PendingDeliveriesRow
 	err := row.Scan(&i.Pending, &i.Oldest)
 	return i, err
-}
-
-const postponeDeliveries = `-- name: PostponeDeliveries :execrows
-UPDATE webhook_deliveries
-SET next_attempt_at = $1::timestamptz, lease_until = NULL
-WHERE endpoint_id = $2 AND state = 'pending' AND next_attempt_at < $1::timestamptz
-  AND (lease_until IS NULL OR lease_until <= $3::timestamptz OR id = ANY($4::bigint[]))
-`
-
-type PostponeDeliveriesParams struct {
-	Until      string
-	EndpointID string
-	Now        string
-	Ids        []int64
-}
-
-// As the sqlite query.
-func (q *Queries) PostponeDeliveries(ctx context.Context, arg PostponeDeliveriesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, postponeDeliveries,
-		arg.Until,
-		arg.EndpointID,
-		arg.Now,
-		arg.Ids,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const recordDelivery = `-- name: RecordDelivery :exec
