@@ -63,8 +63,9 @@ type Options struct {
 	// Workers is how many deliveries are sent at once; default DefaultWorkers.
 	Workers int
 	// PerEndpoint is how many deliveries to one endpoint are sent at once, by this
-	// dispatcher; default DefaultPerEndpoint. A claim leaves an endpoint no more than
-	// claimsPerWorker times as many held, by all the dispatchers of the database.
+	// dispatcher; default DefaultPerEndpoint. The deliveries queued behind this cap take
+	// none of the others' room; a claim leaves one endpoint no more held, by all the
+	// dispatchers of the database, than one dispatcher claims at most (8 per worker).
 	PerEndpoint int
 	// BreakAfter is how many of a failing endpoint's deliveries may wait to be retried
 	// before its circuit opens (its other deliveries wait, and the retries go one at a
@@ -299,14 +300,23 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 // claimLoop claims due deliveries while workers are free, and hands them to the workers.
 func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int, capacity int) {
-	idle := capacity // slots not holding a claimed delivery
+	// idle is the slots not holding a claimed delivery. A claim asks for those and for
+	// the slots of deliveries queued behind their endpoint's cap (lanes.blocked): an
+	// endpoint's backlog takes no more of the others' room than its cap.
+	idle := capacity
+	// behind says to ask for the blocked slots too; a claim that gets less than it asked
+	// turns it off (the backlogs have all they may hold), new deliveries turn it on.
+	behind := true
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
-		if idle > 0 {
-			asked := idle
+		asked := idle
+		if behind {
+			asked += jobs.blocked()
+		}
+		if asked > 0 {
 			claimed, err := d.box.ClaimFair(ctx, asked, outbox.Fairness{
-				PerEndpoint: claimsPerWorker * d.opts.PerEndpoint, BreakAfter: d.opts.BreakAfter,
+				PerEndpoint: capacity, BreakAfter: d.opts.BreakAfter,
 			}, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
@@ -314,6 +324,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 			d.hold(claimed)
 			jobs.add(claimed)
 			idle -= len(claimed)
+			behind = behind && len(claimed) == asked
 			switch {
 			case len(claimed) == asked:
 				continue
@@ -336,7 +347,9 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 		case n := <-free:
 			idle += n
 		case <-d.box.DeliveriesDue():
+			behind = true
 		case <-poll.C:
+			behind = true
 		}
 		for drained := false; !drained; { // take every slot already handed back
 			select {

@@ -92,6 +92,18 @@ func (l *lanes) drop(endpointID string) []outbox.Delivery {
 	return out
 }
 
+// blocked returns how many deliveries are queued behind their endpoint's cap: more than
+// the workers could take of that endpoint's were they all free.
+func (l *lanes) blocked() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for ep, q := range l.queued {
+		n += max(0, len(q)-(l.limit-l.busy[ep]))
+	}
+	return n
+}
+
 // close ends next's waits, and returns the deliveries still queued.
 func (l *lanes) close() []outbox.Delivery {
 	l.mu.Lock()
