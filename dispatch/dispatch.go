@@ -307,6 +307,11 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 	// behind says to ask for the blocked slots too; a claim that gets less than it asked
 	// turns it off (the backlogs have all they may hold), new deliveries turn it on.
 	behind := true
+	// woken says that deliveries may have come due (a commit, the poll): claim whatever
+	// is idle. Otherwise slots handed back are claimed once a quarter of them are: a
+	// claim ranks every due delivery by endpoint, and a backlog of thousands makes that
+	// worth doing in fewer, larger claims.
+	woken := true
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
@@ -314,7 +319,8 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 		if behind {
 			asked += jobs.blocked()
 		}
-		if asked > 0 {
+		if asked > 0 && (woken || 4*idle >= capacity) {
+			woken = false
 			claimed, err := d.box.ClaimFair(ctx, asked, outbox.Fairness{
 				PerEndpoint: capacity, BreakAfter: d.opts.BreakAfter,
 			}, d.lease)
@@ -347,9 +353,9 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int
 		case n := <-free:
 			idle += n
 		case <-d.box.DeliveriesDue():
-			behind = true
+			behind, woken = true, true
 		case <-poll.C:
-			behind = true
+			behind, woken = true, true
 		}
 		for drained := false; !drained; { // take every slot already handed back
 			select {
