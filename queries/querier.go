@@ -20,7 +20,8 @@ type Querier interface {
 	// more than per_endpoint held at once, by any dispatcher (those held already count), and
 	// a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
 	// failing endpoint's deliveries wait to be retried, its circuit is open: only those
-	// retries go, each at its time, one at a time (the probes), until one succeeds.
+	// retries go, each at its time, one at a time (the probes), until one succeeds. Only the
+	// scan due longest are considered (ClaimFair scans them all when that falls short).
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	CountNewUser(ctx context.Context, id string) (int64, error)

@@ -62,7 +62,8 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 -- more than per_endpoint held at once, by any dispatcher (those held already count), and
 -- a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
 -- failing endpoint's deliveries wait to be retried, its circuit is open: only those
--- retries go, each at its time, one at a time (the probes), until one succeeds.
+-- retries go, each at its time, one at a time (the probes), until one succeeds. Only the
+-- scan due longest are considered (ClaimFair scans them all when that falls short).
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
 WHERE id IN (
     SELECT ranked.id FROM (
@@ -80,6 +81,11 @@ WHERE id IN (
         ) h ON h.endpoint_id = due.endpoint_id
         WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
           AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+          AND due.id IN (
+              SELECT first.id FROM webhook_deliveries first
+              WHERE first.state = 'pending' AND first.next_attempt_at <= sqlc.arg(now)
+                AND (first.lease_until IS NULL OR first.lease_until <= sqlc.arg(now))
+              ORDER BY first.next_attempt_at LIMIT CAST(sqlc.arg(scan) AS INTEGER))
           AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
                OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(sqlc.arg(break_after) AS INTEGER))
     ) ranked

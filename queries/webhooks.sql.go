@@ -41,17 +41,23 @@ WHERE id IN (
         ) h ON h.endpoint_id = due.endpoint_id
         WHERE due.state = 'pending' AND due.next_attempt_at <= ?2
           AND (due.lease_until IS NULL OR due.lease_until <= ?2)
+          AND due.id IN (
+              SELECT first.id FROM webhook_deliveries first
+              WHERE first.state = 'pending' AND first.next_attempt_at <= ?2
+                AND (first.lease_until IS NULL OR first.lease_until <= ?2)
+              ORDER BY first.next_attempt_at LIMIT CAST(?3 AS INTEGER))
           AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
-               OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(?3 AS INTEGER))
+               OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(?4 AS INTEGER))
     ) ranked
-    WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE CAST(?4 AS INTEGER) END
-    ORDER BY ranked.next_attempt_at, ranked.id LIMIT ?5)
+    WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE CAST(?5 AS INTEGER) END
+    ORDER BY ranked.next_attempt_at, ranked.id LIMIT ?6)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
 	LeaseUntil  *string
 	Now         string
+	Scan        int64
 	BreakAfter  int64
 	PerEndpoint int64
 	Max         int64
@@ -70,11 +76,13 @@ type ClaimDeliveriesRow struct {
 // more than per_endpoint held at once, by any dispatcher (those held already count), and
 // a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
 // failing endpoint's deliveries wait to be retried, its circuit is open: only those
-// retries go, each at its time, one at a time (the probes), until one succeeds.
+// retries go, each at its time, one at a time (the probes), until one succeeds. Only the
+// scan due longest are considered (ClaimFair scans them all when that falls short).
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.query(ctx, q.claimDeliveriesStmt, claimDeliveries,
 		arg.LeaseUntil,
 		arg.Now,
+		arg.Scan,
 		arg.BreakAfter,
 		arg.PerEndpoint,
 		arg.Max,

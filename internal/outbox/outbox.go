@@ -8,6 +8,7 @@ package outbox
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -117,6 +118,9 @@ type Fairness struct {
 	BreakAfter int
 }
 
+// scanAhead is how many times as many due deliveries as it may take a claim ranks first.
+const scanAhead = 4
+
 // DefaultBreakAfter is Fairness.BreakAfter's default.
 const DefaultBreakAfter = 3
 
@@ -143,12 +147,25 @@ func (o *Outbox) ClaimFair(ctx context.Context, max int, f Fairness, lease time.
 			return err
 		}
 		now := o.now()
-		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
+		params := queries.ClaimDeliveriesParams{
 			LeaseUntil: new(stored.Time(now.Add(lease))), Now: stored.Time(now), Max: int64(max),
-			PerEndpoint: int64(f.PerEndpoint), BreakAfter: int64(f.BreakAfter),
-		})
+			PerEndpoint: int64(f.PerEndpoint), BreakAfter: int64(f.BreakAfter), Scan: int64(scanAhead * max),
+		}
+		// The deliveries due longest first: ranking them all by endpoint costs a sort of
+		// every due delivery, and the first few times max mostly give max. When they
+		// fall short (an endpoint at its bound fills them, or they are all there is),
+		// the rest are ranked too.
+		claimed, err := q.ClaimDeliveries(ctx, params)
 		if err != nil {
 			return err
+		}
+		if len(claimed) < max {
+			params.Max, params.Scan = int64(max-len(claimed)), math.MaxInt64
+			more, err := q.ClaimDeliveries(ctx, params)
+			if err != nil {
+				return err
+			}
+			claimed = append(claimed, more...)
 		}
 		endpoints := map[string]queries.WebhookEndpoint{}
 		for _, c := range claimed {

@@ -80,6 +80,11 @@ WHERE id IN (
             ) h ON h.endpoint_id = due.endpoint_id
             WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
               AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+              AND due.id IN (
+                  SELECT first.id FROM webhook_deliveries first
+                  WHERE first.state = 'pending' AND first.next_attempt_at <= sqlc.arg(now)
+                    AND (first.lease_until IS NULL OR first.lease_until <= sqlc.arg(now))
+                  ORDER BY first.next_attempt_at LIMIT sqlc.arg(scan)::bigint)
               AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
                    OR due.failures > 0 OR coalesce(h.retrying, 0) < sqlc.arg(break_after)::bigint)
         ) ranked

@@ -43,11 +43,16 @@ WHERE id IN (
             ) h ON h.endpoint_id = due.endpoint_id
             WHERE due.state = 'pending' AND due.next_attempt_at <= $2
               AND (due.lease_until IS NULL OR due.lease_until <= $2)
+              AND due.id IN (
+                  SELECT first.id FROM webhook_deliveries first
+                  WHERE first.state = 'pending' AND first.next_attempt_at <= $2
+                    AND (first.lease_until IS NULL OR first.lease_until <= $2)
+                  ORDER BY first.next_attempt_at LIMIT $3::bigint)
               AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
-                   OR due.failures > 0 OR coalesce(h.retrying, 0) < $3::bigint)
+                   OR due.failures > 0 OR coalesce(h.retrying, 0) < $4::bigint)
         ) ranked
-        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE $4::bigint END
-        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $5::bigint)
+        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE $5::bigint END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $6::bigint)
       AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= $2)
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures
@@ -56,6 +61,7 @@ RETURNING id, event_id, endpoint_id, attempts, failures
 type ClaimDeliveriesParams struct {
 	LeaseUntil  *string
 	Now         string
+	Scan        int64
 	BreakAfter  int64
 	PerEndpoint int64
 	Max         int64
@@ -76,6 +82,7 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 	rows, err := q.db.Query(ctx, claimDeliveries,
 		arg.LeaseUntil,
 		arg.Now,
+		arg.Scan,
 		arg.BreakAfter,
 		arg.PerEndpoint,
 		arg.Max,
