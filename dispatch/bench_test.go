@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,4 +170,79 @@ func leanReceiver(tb testing.TB) *httptest.Server {
 	}))
 	tb.Cleanup(srv.Close)
 	return srv
+}
+
+// BenchmarkNoisyNeighbour: the case. Platform B's endpoint answers at once; B
+// creates 20 users, alone ("alone"), or just after platform A, whose endpoint answers
+// after 8 s, created 200 ("beside_slow"). Reports B's time from each Create User's
+// return to its delivery's arrival (the p99 of 20 is their slowest) and how many of the
+// 20 arrived within 60 s. Run once: -benchtime 1x.
+func BenchmarkNoisyNeighbour(b *testing.B) {
+	for _, slow := range []bool{false, true} {
+		name := "alone"
+		if slow {
+			name = "beside_slow"
+		}
+		b.Run(name, func(b *testing.B) {
+			var mu sync.Mutex
+			arrived := map[string]time.Time{} // by the body that arrived
+			got := make(chan struct{}, 100)
+			rb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				body, _ := io.ReadAll(req.Body)
+				mu.Lock()
+				arrived[string(body)] = time.Now()
+				mu.Unlock()
+				got <- struct{}{}
+			}))
+			b.Cleanup(rb.Close)
+			w := newWorld(b, dispatch.Options{})
+			if slow {
+				ra := newReceiver(b, func(int, http.ResponseWriter) { time.Sleep(8 * time.Second) })
+				w.endpoint(b, ra.URL)
+			}
+			p, err := w.svc.CreatePlatform(context.Background(), "Beta", payments.Sandbox)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wb := world{svc: w.svc, platform: p.PlatformID}
+			wb.endpoint(b, rb.URL)
+			b.ResetTimer()
+			if slow {
+				for range 200 {
+					w.user(b)
+				}
+			}
+			committed := map[string]time.Time{}
+			for range 20 {
+				u := wb.user(b)
+				committed[u.UserID.String()] = time.Now()
+			}
+			deadline := time.After(60 * time.Second)
+			for n := 0; n < 20; n++ {
+				select {
+				case <-got:
+				case <-deadline:
+					n = 20
+				}
+			}
+			b.StopTimer()
+			mu.Lock()
+			defer mu.Unlock()
+			var lat []time.Duration
+			for body, at := range arrived {
+				for id, c := range committed {
+					if strings.Contains(body, id) {
+						lat = append(lat, at.Sub(c))
+					}
+				}
+			}
+			b.ReportMetric(float64(len(lat)), "B_received")
+			if len(lat) == 0 {
+				return
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "B_p50_ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "B_p99_ms")
+		})
+	}
 }

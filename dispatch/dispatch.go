@@ -39,6 +39,8 @@ const (
 	DefaultWorkers   = 32
 	DefaultRetention = 30 * 24 * time.Hour
 	DefaultPoll      = time.Second
+	// DefaultPerEndpoint is how many deliveries to one endpoint are sent at once.
+	DefaultPerEndpoint = 4
 )
 
 // DefaultSchedule is the retry schedule: the delays before the second to tenth attempt.
@@ -61,6 +63,15 @@ type Options struct {
 	Timeout time.Duration
 	// Workers is how many deliveries are sent at once; default DefaultWorkers.
 	Workers int
+	// PerEndpoint is how many deliveries to one endpoint are sent at once, by this
+	// dispatcher; default DefaultPerEndpoint. The deliveries queued behind this cap take
+	// none of the others' room; a claim leaves one endpoint no more held, by all the
+	// dispatchers of the database, than one dispatcher claims at most (8 per worker).
+	PerEndpoint int
+	// BreakAfter is how many of a failing endpoint's deliveries may wait to be retried
+	// before its circuit opens (its other deliveries wait, and the retries go one at a
+	// time, each at its time, until one succeeds); default 3.
+	BreakAfter int
 	// Retention is how long events and their attempts are kept; default 30 days.
 	Retention time.Duration
 	// Allow lists the address ranges deliveries may connect to although they are not
@@ -112,6 +123,12 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 	if opts.Workers <= 0 {
 		opts.Workers = DefaultWorkers
 	}
+	if opts.PerEndpoint <= 0 {
+		opts.PerEndpoint = DefaultPerEndpoint
+	}
+	if opts.BreakAfter <= 0 {
+		opts.BreakAfter = outbox.DefaultBreakAfter
+	}
 	if opts.Retention <= 0 {
 		opts.Retention = DefaultRetention
 	}
@@ -146,10 +163,14 @@ func New(svc *payments.Service, opts Options) *Dispatcher {
 			Help: "Webhook delivery attempts, by outcome: succeeded, retrying (failed, tried again later), failed (for good), gone (410: the endpoint is disabled).",
 		}, []string{"outcome"}),
 	}
-	box := d.box
+	box, breakAfter := d.box, d.opts.BreakAfter
 	d.pending = scrape.New(func(ctx context.Context) (pendingFigures, error) {
 		n, oldest, err := box.PendingDeliveries(ctx)
-		return pendingFigures{n, oldest}, err
+		if err != nil {
+			return pendingFigures{}, err
+		}
+		circuits, err := box.OpenCircuits(ctx, breakAfter)
+		return pendingFigures{n, oldest, circuits}, err
 	}, pendingTimeout)
 	// Every outcome is shown from the start, at 0, rather than from its first attempt:
 	// the counter is there to scrape and alert on before anything is sent.
@@ -213,9 +234,10 @@ func (s sender) within(raw string) bool {
 }
 
 // Collectors returns the dispatcher's metrics: attempts by outcome, the deliveries
-// waiting, and the age of the oldest event among them. The deliveries waiting are read
-// from the database in the background (the first read starts here): a scrape waits 50 ms
-// at most for its read, and otherwise reports the last good figures, with their age.
+// waiting, the age of the oldest event among them, and the endpoints whose circuits are
+// open. The figures of the deliveries and circuits are read from the database in the
+// background (the first read starts here): a scrape waits 50 ms at most for its read, and
+// otherwise reports the last good figures, with their age.
 func (d *Dispatcher) Collectors() []prometheus.Collector {
 	d.pending.Start()
 	return []prometheus.Collector{d.attempts, pendingCollector{d.pending}}
@@ -235,7 +257,9 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	// once: under load one claim (a transaction) feeds the workers for a while, and the
 	// claims queued for a worker are renewed as those being sent are.
 	capacity := claimsPerWorker * d.opts.Workers
-	jobs := make(chan outbox.Delivery, capacity)
+	// The workers take the claimed deliveries an endpoint at a time, in turn, no more
+	// than PerEndpoint of one endpoint's at once.
+	jobs := newLanes(d.opts.PerEndpoint)
 	results := make(chan outbox.AttemptResult, capacity)
 	// Attempts are sent with a context that outlives ctx by the timeout, so that a
 	// shutdown lets those under way finish and be recorded.
@@ -244,8 +268,10 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for range d.opts.Workers {
 		workers.Go(func() {
-			for job := range jobs {
-				results <- d.send(sendCtx, job)
+			for job, ok := jobs.next(); ok; job, ok = jobs.next() {
+				r := d.send(sendCtx, job)
+				jobs.done(job.EndpointID)
+				results <- r
 			}
 		})
 	}
@@ -253,7 +279,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		d.record(results, free)
+		d.record(results, free, jobs)
 	}()
 
 	stopRenewing := make(chan struct{})
@@ -277,10 +303,13 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}()
 
 	d.claimLoop(ctx, jobs, free, capacity)
-	close(jobs)
+	// The attempts under way end and are recorded; the deliveries claimed and not sent
+	// are freed for the next dispatcher to take.
+	left := jobs.close()
 	workers.Wait()
 	close(results)
 	<-recorded
+	d.putBack(left)
 	close(stopRenewing)
 	<-renewed
 	<-pruned
@@ -288,26 +317,38 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 }
 
 // claimLoop claims due deliveries while workers are free, and hands them to the workers.
-func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery, free <-chan int, capacity int) {
-	idle := capacity // slots not holding a claimed delivery
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs *lanes, free <-chan int, capacity int) {
+	// idle is the slots not holding a claimed delivery. A claim asks for those and for
+	// the slots of deliveries queued behind their endpoint's cap (lanes.blocked): an
+	// endpoint's backlog takes no more of the others' room than its cap.
+	idle := capacity
+	// behind says to ask for the blocked slots too; a claim that gets less than it asked
+	// turns it off (the backlogs have all they may hold), new deliveries turn it on.
+	behind := true
+	// woken says that deliveries may have come due (a commit, the poll): claim whatever
+	// is idle. Otherwise slots handed back are claimed once a quarter of them are: a
+	// claim ranks every due delivery by endpoint, and a backlog of thousands makes that
+	// worth doing in fewer, larger claims.
+	woken := true
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
-		if idle > 0 {
-			asked := idle
-			claimed, err := d.box.ClaimDeliveries(ctx, asked, d.lease)
+		asked := idle
+		if behind {
+			asked += jobs.blocked()
+		}
+		if asked > 0 && (woken || 4*idle >= capacity) {
+			woken = false
+			claimed, err := d.box.ClaimFair(ctx, asked, outbox.Fairness{
+				PerEndpoint: capacity, BreakAfter: d.opts.BreakAfter,
+			}, d.lease)
 			if err != nil && ctx.Err() == nil {
 				d.log.Error("webhooks: claim deliveries", "err", err)
 			}
 			d.hold(claimed)
-			for _, job := range claimed {
-				idle--
-				select {
-				case jobs <- job:
-				case <-ctx.Done():
-					return // claimed and not sent: due again when the lease ends
-				}
-			}
+			jobs.add(claimed)
+			idle -= len(claimed)
+			behind = behind && len(claimed) == asked
 			switch {
 			case len(claimed) == asked:
 				continue
@@ -330,7 +371,9 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery,
 		case n := <-free:
 			idle += n
 		case <-d.box.DeliveriesDue():
+			behind, woken = true, true
 		case <-poll.C:
+			behind, woken = true, true
 		}
 		for drained := false; !drained; { // take every slot already handed back
 			select {
@@ -344,23 +387,31 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- outbox.Delivery,
 }
 
 // record records attempts as they come, many to a transaction, and hands their slots
-// back to the claim loop.
-func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int) {
+// back to the claim loop. The deliveries queued here to an endpoint that failed are given
+// back, for the claims to hand out as they do a failing endpoint's.
+func (d *Dispatcher) record(results <-chan outbox.AttemptResult, free chan<- int, jobs *lanes) {
 	var batch []outbox.AttemptResult
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
 		// Recorded whatever became of the run's context: an attempt made is logged.
-		if err := d.box.RecordAttempts(context.Background(), batch, d.policy); err != nil {
+		failed, err := d.box.Record(context.Background(), batch, d.policy)
+		if err != nil {
 			d.log.Error("webhooks: record attempts", "err", err, "attempts", len(batch))
 		}
 		for _, r := range batch {
 			d.attempts.WithLabelValues(outcome(r, d.policy.Schedule)).Inc()
 		}
 		d.release(batch)
+		slots := len(batch)
+		for _, e := range failed {
+			back := jobs.drop(e)
+			d.putBack(back)
+			slots += len(back)
+		}
 		select {
-		case free <- len(batch):
+		case free <- slots:
 		default: // the claim loop has stopped
 		}
 		batch = batch[:0]
@@ -423,6 +474,24 @@ func (d *Dispatcher) release(recorded []outbox.AttemptResult) {
 	}
 }
 
+// putBack frees deliveries claimed and not sent, for the next claim to take.
+func (d *Dispatcher) putBack(ds []outbox.Delivery) {
+	if len(ds) == 0 {
+		return
+	}
+	ids := make([]int64, len(ds))
+	d.heldMu.Lock()
+	for i, j := range ds {
+		ids[i] = j.ID
+		delete(d.held, j.ID)
+	}
+	d.heldMu.Unlock()
+	// A lease ending now; failing that, they are due again when their leases end.
+	if err := d.box.ExtendClaims(context.Background(), ids, 0); err != nil {
+		d.log.Error("webhooks: put back claimed deliveries", "err", err, "deliveries", len(ids))
+	}
+}
+
 // renew extends the claims the dispatcher holds, every lease/3, until stop is closed.
 func (d *Dispatcher) renew(stop <-chan struct{}) {
 	tick := time.NewTicker(lease / 3)
@@ -479,17 +548,18 @@ func (d *Dispatcher) prune(ctx context.Context) {
 	}
 }
 
-// pendingCollector reports the deliveries waiting and the age of the oldest, as last
-// read from the database, and how old that reading is. Before the first good read, it
-// reports none of them.
+// pendingCollector reports the deliveries waiting, the age of the oldest and the open
+// circuits, as last read from the database, and how old that reading is. Before the first
+// good read, it reports none of them.
 type pendingCollector struct {
 	pending *scrape.Reading[pendingFigures]
 }
 
 // pendingFigures are what a read of the deliveries waiting found.
 type pendingFigures struct {
-	n      int64
-	oldest time.Time
+	n        int64
+	oldest   time.Time
+	circuits int64
 }
 
 // pendingTimeout bounds a read of the deliveries waiting.
@@ -501,13 +571,14 @@ var (
 	oldestDesc = prometheus.NewDesc("payments_webhook_oldest_pending_seconds",
 		"Age of the oldest event with a delivery waiting; 0 when none waits.", nil, nil)
 	pendingAgeDesc = prometheus.NewDesc("payments_webhook_pending_read_age_seconds",
-		"Seconds since payments_webhook_deliveries_pending and payments_webhook_oldest_pending_seconds were read from the database: while it cannot be read, they keep their last good figures and this grows.", nil, nil)
+		"Seconds since payments_webhook_deliveries_pending, payments_webhook_oldest_pending_seconds and payments_webhook_open_circuits were read from the database: while it cannot be read, they keep their last good figures and this grows.", nil, nil)
 )
 
 func (pendingCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- oldestDesc
 	ch <- pendingAgeDesc
+	ch <- circuitsDesc
 }
 
 func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
@@ -522,4 +593,9 @@ func (c pendingCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(pendingDesc, prometheus.GaugeValue, float64(r.Value.n))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
 	ch <- prometheus.MustNewConstMetric(pendingAgeDesc, prometheus.GaugeValue, time.Since(r.At).Seconds())
+	ch <- prometheus.MustNewConstMetric(circuitsDesc, prometheus.GaugeValue, float64(r.Value.circuits))
 }
+
+var circuitsDesc = prometheus.NewDesc("payments_webhook_open_circuits",
+	"Enabled webhook endpoints whose circuit is open: failing, with enough deliveries waiting to be retried that only "+
+		"those retries go, one at a time, until one succeeds.", nil, nil)

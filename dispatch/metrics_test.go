@@ -54,7 +54,8 @@ func gatherAfter(t *testing.T, reg *prometheus.Registry, done func(map[string]fl
 }
 
 // TestCollectors: the dispatcher's metrics, registered in a registry of their own, count
-// attempts by outcome and show the deliveries waiting and the age of the oldest.
+// attempts by outcome and show the deliveries waiting, the age of the oldest and the
+// endpoints whose circuits are open.
 func TestCollectors(t *testing.T) {
 	w := newWorld(t, dispatch.Options{Schedule: []time.Duration{time.Hour}}) // a retry long after the test
 	reg := prometheus.NewRegistry()
@@ -66,11 +67,12 @@ func TestCollectors(t *testing.T) {
 		retrying  = `payments_webhook_attempts_total{outcome="retrying"}`
 		pending   = "payments_webhook_deliveries_pending"
 		oldest    = "payments_webhook_oldest_pending_seconds"
+		circuits  = "payments_webhook_open_circuits"
 	)
 	// Before any event: every series there, at 0.
 	m := gather(t, reg)
 	for _, name := range []string{succeeded, retrying, `payments_webhook_attempts_total{outcome="failed"}`,
-		`payments_webhook_attempts_total{outcome="gone"}`, pending, oldest} {
+		`payments_webhook_attempts_total{outcome="gone"}`, pending, oldest, circuits} {
 		if v, ok := m[name]; !ok || v != 0 {
 			t.Errorf("before any event: %s %v (present %v), want 0", name, v, ok)
 		}
@@ -94,20 +96,23 @@ func TestCollectors(t *testing.T) {
 	if m[succeeded] != 1 || m[retrying] != 1 || attempts != 2 {
 		t.Errorf("attempts: succeeded %v, retrying %v, %v in all; want 1, 1 and 2 (%v)", m[succeeded], m[retrying], attempts, m)
 	}
-	// The 500's delivery waits an hour for its retry; the 200's is done.
-	if m[pending] != 1 {
-		t.Errorf("%s %v, want 1", pending, m[pending])
+	// The 500's delivery waits an hour for its retry; the 200's is done. The 500's
+	// endpoint is failing, its circuit not yet open (one retry waits, of three).
+	if m[pending] != 1 || m[circuits] != 0 {
+		t.Errorf("%s %v, %s %v; want 1 and 0", pending, m[pending], circuits, m[circuits])
 	}
 	if m[oldest] <= 0 || m[oldest] > 60 {
 		t.Errorf("%s %v, want the event's age: above 0, within the test's time", oldest, m[oldest])
 	}
-	// Two more events: two more deliveries each way, two more waiting, the oldest no younger.
+	// Two more events: two more deliveries each way, two more waiting, the oldest no
+	// younger; with three of the failing endpoint's deliveries waiting to be retried,
+	// its circuit is open.
 	before := m[oldest]
 	w.user(t)
 	w.user(t)
 	m = gatherAfter(t, reg, func(m map[string]float64) bool { return m[succeeded]+m[retrying] >= 6 })
-	if m[succeeded] != 3 || m[retrying] != 3 || m[pending] != 3 || m[oldest] < before {
-		t.Errorf("after two more events: succeeded %v, retrying %v, pending %v, oldest %v (was %v); want 3, 3, 3 and no younger",
-			m[succeeded], m[retrying], m[pending], m[oldest], before)
+	if m[succeeded] != 3 || m[retrying] != 3 || m[pending] != 3 || m[oldest] < before || m[circuits] != 1 {
+		t.Errorf("after two more events: succeeded %v, retrying %v, pending %v, oldest %v (was %v), circuits %v; "+
+			"want 3, 3, 3, no younger and 1", m[succeeded], m[retrying], m[pending], m[oldest], before, m[circuits])
 	}
 }

@@ -291,6 +291,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.markEndpointSucceedingStmt, err = db.PrepareContext(ctx, markEndpointSucceeding); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkEndpointSucceeding: %w", err)
 	}
+	if q.openCircuitsStmt, err = db.PrepareContext(ctx, openCircuits); err != nil {
+		return nil, fmt.Errorf("error preparing query OpenCircuits: %w", err)
+	}
 	if q.pauseWebhookEndpointStmt, err = db.PrepareContext(ctx, pauseWebhookEndpoint); err != nil {
 		return nil, fmt.Errorf("error preparing query PauseWebhookEndpoint: %w", err)
 	}
@@ -338,6 +341,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.searchUsersByNameStmt, err = db.PrepareContext(ctx, searchUsersByName); err != nil {
 		return nil, fmt.Errorf("error preparing query SearchUsersByName: %w", err)
+	}
+	if q.serializeClaimsStmt, err = db.PrepareContext(ctx, serializeClaims); err != nil {
+		return nil, fmt.Errorf("error preparing query SerializeClaims: %w", err)
 	}
 	if q.setBankAccountNumberStmt, err = db.PrepareContext(ctx, setBankAccountNumber); err != nil {
 		return nil, fmt.Errorf("error preparing query SetBankAccountNumber: %w", err)
@@ -837,6 +843,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing markEndpointSucceedingStmt: %w", cerr)
 		}
 	}
+	if q.openCircuitsStmt != nil {
+		if cerr := q.openCircuitsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing openCircuitsStmt: %w", cerr)
+		}
+	}
 	if q.pauseWebhookEndpointStmt != nil {
 		if cerr := q.pauseWebhookEndpointStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing pauseWebhookEndpointStmt: %w", cerr)
@@ -915,6 +926,11 @@ func (q *Queries) Close() error {
 	if q.searchUsersByNameStmt != nil {
 		if cerr := q.searchUsersByNameStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing searchUsersByNameStmt: %w", cerr)
+		}
+	}
+	if q.serializeClaimsStmt != nil {
+		if cerr := q.serializeClaimsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing serializeClaimsStmt: %w", cerr)
 		}
 	}
 	if q.setBankAccountNumberStmt != nil {
@@ -1125,6 +1141,7 @@ type Queries struct {
 	listWebhookSubscriptionsStmt        *sql.Stmt
 	markEndpointFailingStmt             *sql.Stmt
 	markEndpointSucceedingStmt          *sql.Stmt
+	openCircuitsStmt                    *sql.Stmt
 	pauseWebhookEndpointStmt            *sql.Stmt
 	payeeBankNumbersAfterStmt           *sql.Stmt
 	pendingDeliveriesStmt               *sql.Stmt
@@ -1141,6 +1158,7 @@ type Queries struct {
 	retireDataKeyStmt                   *sql.Stmt
 	rotateWebhookSecretStmt             *sql.Stmt
 	searchUsersByNameStmt               *sql.Stmt
+	serializeClaimsStmt                 *sql.Stmt
 	setBankAccountNumberStmt            *sql.Stmt
 	setBlindIndexKeyStmt                *sql.Stmt
 	setIdempotencyOutcomeStmt           *sql.Stmt
@@ -1252,6 +1270,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listWebhookSubscriptionsStmt:        q.listWebhookSubscriptionsStmt,
 		markEndpointFailingStmt:             q.markEndpointFailingStmt,
 		markEndpointSucceedingStmt:          q.markEndpointSucceedingStmt,
+		openCircuitsStmt:                    q.openCircuitsStmt,
 		pauseWebhookEndpointStmt:            q.pauseWebhookEndpointStmt,
 		payeeBankNumbersAfterStmt:           q.payeeBankNumbersAfterStmt,
 		pendingDeliveriesStmt:               q.pendingDeliveriesStmt,
@@ -1268,6 +1287,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		retireDataKeyStmt:                   q.retireDataKeyStmt,
 		rotateWebhookSecretStmt:             q.rotateWebhookSecretStmt,
 		searchUsersByNameStmt:               q.searchUsersByNameStmt,
+		serializeClaimsStmt:                 q.serializeClaimsStmt,
 		setBankAccountNumberStmt:            q.setBankAccountNumberStmt,
 		setBlindIndexKeyStmt:                q.setBlindIndexKeyStmt,
 		setIdempotencyOutcomeStmt:           q.setIdempotencyOutcomeStmt,

@@ -17,7 +17,12 @@ type Querier interface {
 	AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error)
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
 	// Takes up to max due deliveries for a lease: each is due again when the lease ends,
-	// unless its attempt is recorded first.
+	// unless its attempt is recorded first. The longest due go first, but no endpoint gets
+	// more than per_endpoint held at once, by any dispatcher (those held already count), and
+	// a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
+	// failing endpoint's deliveries wait to be retried, its circuit is open: only those
+	// retries go, each at its time, one at a time (the probes), until one succeeds. Only the
+	// scan due longest are considered (ClaimFair scans them all when that falls short).
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	ClearWebhookSubscriptions(ctx context.Context, endpointID string) error
@@ -137,6 +142,9 @@ type Querier interface {
 	// Returns when the endpoint's current run of failures began.
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	// How many enabled endpoints have their circuit open: failing, with break_after or more
+	// deliveries waiting to be retried.
+	OpenCircuits(ctx context.Context, breakAfter int64) (int64, error)
 	// Disables an endpoint by hand; one disabled already keeps its reason.
 	PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
@@ -170,6 +178,9 @@ type Querier interface {
 	// A platform's users whose lowercased name contains name_part, by pw_id, among those
 	// after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
 	SearchUsersByName(ctx context.Context, arg SearchUsersByNameParams) ([]User, error)
+	// Makes the claims of dispatchers sharing a database one after the other, so that each
+	// counts what the others hold (PostgreSQL); SQLite's one writer does it already.
+	SerializeClaims(ctx context.Context) error
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error

@@ -58,14 +58,45 @@ UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lea
 
 -- name: ClaimDeliveries :many
 -- Takes up to max due deliveries for a lease: each is due again when the lease ends,
--- unless its attempt is recorded first.
+-- unless its attempt is recorded first. The longest due go first, but no endpoint gets
+-- more than per_endpoint held at once, by any dispatcher (those held already count), and
+-- a failing endpoint (enabled, its last attempt failed) one. Once break_after of a
+-- failing endpoint's deliveries wait to be retried, its circuit is open: only those
+-- retries go, each at its time, one at a time (the probes), until one succeeds. Only the
+-- scan due longest are considered (ClaimFair scans them all when that falls short).
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = 0
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
-      AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
-    ORDER BY due.next_attempt_at LIMIT sqlc.arg(max))
+    SELECT ranked.id FROM (
+        SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+               e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
+               row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+        FROM webhook_deliveries due
+        JOIN webhook_endpoints e ON e.id = due.endpoint_id
+        LEFT JOIN (
+            SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > CAST(sqlc.arg(now) AS TEXT) THEN 1 ELSE 0 END) AS held,
+                   sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+            FROM webhook_deliveries w
+            WHERE w.state = 'pending' AND (w.lease_until > sqlc.arg(now) OR w.failures > 0)
+            GROUP BY w.endpoint_id
+        ) h ON h.endpoint_id = due.endpoint_id
+        WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
+          AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+          AND due.id IN (
+              SELECT first.id FROM webhook_deliveries first
+              WHERE first.state = 'pending' AND first.next_attempt_at <= sqlc.arg(now)
+                AND (first.lease_until IS NULL OR first.lease_until <= sqlc.arg(now))
+              ORDER BY first.next_attempt_at LIMIT CAST(sqlc.arg(scan) AS INTEGER))
+          AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+               OR due.failures > 0 OR coalesce(h.retrying, 0) < CAST(sqlc.arg(break_after) AS INTEGER))
+    ) ranked
+    WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE CAST(sqlc.arg(per_endpoint) AS INTEGER) END
+    ORDER BY ranked.next_attempt_at, ranked.id LIMIT sqlc.arg(max))
 RETURNING id, event_id, endpoint_id, attempts, failures;
+
+-- name: SerializeClaims :exec
+-- Makes the claims of dispatchers sharing a database one after the other, so that each
+-- counts what the others hold (PostgreSQL); SQLite's one writer does it already.
+SELECT 1;
 
 -- name: ExtendClaim :exec
 -- Keeps a claim while its attempt is under way.
@@ -239,3 +270,11 @@ WHERE ev.platform_id = sqlc.arg(platform_id)
 ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
 WHERE webhook_deliveries.state = 'failed';
+
+-- name: OpenCircuits :one
+-- How many enabled endpoints have their circuit open: failing, with break_after or more
+-- deliveries waiting to be retried.
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= CAST(sqlc.arg(break_after) AS INTEGER);

@@ -116,7 +116,7 @@ func (h *host) Answered(resp *http.Response, body []byte) error {
 	return nil
 }
 
-// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
+// cmdRestart: restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-webhook-endpoint-concurrency N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
 //
 // The limit and webhook flags are paymentsd serve's, parsed by the same code; a webhook
 // flag left out keeps its value (at first: loopback allowed, retries after 1s, 1s, 1s), and
@@ -160,11 +160,12 @@ func cmdRestart(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	st.limits = lim
 	for name, field := range map[string]func(){
-		"webhook-retry-schedule": func() { st.dispatch.Schedule = d.Schedule },
-		"webhook-timeout":        func() { st.dispatch.Timeout = d.Timeout },
-		"webhook-workers":        func() { st.dispatch.Workers = d.Workers },
-		"event-retention":        func() { st.dispatch.Retention = d.Retention },
-		"webhook-allow-cidr":     func() { st.dispatch.Allow = d.Allow },
+		"webhook-retry-schedule":       func() { st.dispatch.Schedule = d.Schedule },
+		"webhook-timeout":              func() { st.dispatch.Timeout = d.Timeout },
+		"webhook-workers":              func() { st.dispatch.Workers = d.Workers },
+		"webhook-endpoint-concurrency": func() { st.dispatch.PerEndpoint = d.PerEndpoint },
+		"event-retention":              func() { st.dispatch.Retention = d.Retention },
+		"webhook-allow-cidr":           func() { st.dispatch.Allow = d.Allow },
 	} {
 		if set[name] {
 			field()

@@ -92,7 +92,7 @@
 //
 // # The server
 //
-//	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
+//	restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-webhook-endpoint-concurrency N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]
 //
 // Stops the server and closes the database, then opens the same file again and serves
 // it in the given environment (sandbox by default) at a new $URL: what survives was

@@ -107,7 +107,7 @@ func Commands() map[string]func(ts *testscript.TestScript, neg bool, args []stri
 // ownUsages holds the usage line of every command of scenarios alone, in the order the
 // references present them after the table's.
 var ownUsages = []string{
-	"restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]",
+	"restart [-env sandbox|production] [-timestamp-tolerance DURATION] [-rate-limit R] [-rate-burst B] [-auth-failures N] [-client-ip-header NAME] [-webhook-retry-schedule LIST] [-webhook-timeout DURATION] [-webhook-workers N] [-webhook-endpoint-concurrency N] [-event-retention DURATION] [-webhook-allow-cidr CIDR|none]",
 	"sign [-secret S] [-upper] [-timestamp T] [-expand] VAR METHOD TARGET [BODY]",
 	"status CODE",
 	"header NAME VALUE_REGEXP",

@@ -7,7 +7,7 @@
 //	                          [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME]
 //	                          [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N]
 //	                          [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s]
-//	                          [-webhook-workers 32] [-event-retention 30d] [-webhook-allow-cidr CIDR]...
+//	                          [-webhook-workers 32] [-webhook-endpoint-concurrency 4] [-event-retention 30d] [-webhook-allow-cidr CIDR]...
 //	paymentsd platform create [-db F] [-env sandbox|production] [-require-timestamp] -name NAME
 //	paymentsd apikey create   [-db F] -user USER_ID
 //	paymentsd user verify     [-db F] [-fail -reason TEXT] USER_ID

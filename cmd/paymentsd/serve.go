@@ -27,7 +27,7 @@ import (
 var serveCommand = &command.Command{
 	Name:    "serve",
 	Summary: "Serve the Platform Payments API until interrupted (SIGINT or SIGTERM).",
-	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N] [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s] [-webhook-workers 32] [-event-retention 30d] [-webhook-allow-cidr CIDR]... [-console-token TOKEN]",
+	Usage:   "[-addr 127.0.0.1:8080] [-env sandbox|production] [-timestamp-tolerance 300s] [-idempotency-ttl 24h] [-tls-cert FILE -tls-key FILE] [-rate-limit R [-rate-burst B]] [-auth-failures 300] [-client-ip-header NAME] [-log-level info] [-log-format json|text] [-metrics-addr ADDR] [-db-max-conns N] [-data-key-file F] [-old-data-key-file F]... [-webhook-retry-schedule LIST] [-webhook-timeout 15s] [-webhook-workers 32] [-webhook-endpoint-concurrency 4] [-event-retention 30d] [-webhook-allow-cidr CIDR]... [-console-token TOKEN]",
 	Details: `The log is JSON on stderr; its "listening" line carries the bound address, so
 -addr 127.0.0.1:0 picks a free port. A signal stops accepting connections and waits up to
 20 seconds for the requests in flight; a second signal ends the program at once.

@@ -10,7 +10,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +38,11 @@ type Outbox struct {
 	// signals the dispatcher of this process (DeliveriesDue).
 	due  atomic.Bool
 	wake chan struct{}
+
+	// failing are the endpoints whose failures this process recorded last: a success
+	// there ends their failing run even when the endpoint was not failing at its claim.
+	failingMu sync.Mutex
+	failing   map[string]bool
 }
 
 // Config is what an outbox uses of its service.
@@ -55,7 +62,8 @@ type Config struct {
 
 // New returns the outbox of the service cfg describes.
 func New(cfg Config) *Outbox {
-	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, disabled: cfg.Disabled, wake: make(chan struct{}, 1)}
+	return &Outbox{write: cfg.Write, query: cfg.Query, now: cfg.Now, open: cfg.Open, disabled: cfg.Disabled, wake: make(chan struct{}, 1),
+		failing: map[string]bool{}}
 }
 
 // MarkDue says that the write under way adds deliveries: once it commits (Committed),
@@ -103,20 +111,70 @@ func (d Delivery) Headers(now time.Time) map[string][]string {
 	return webhook.Headers(d.EventID, now, d.Payload, d.secrets...)
 }
 
-// ClaimDeliveries takes up to max due deliveries for lease: until the lease ends no other
-// dispatcher, of this process or another sharing the database, takes them; when it ends
-// before their attempts are recorded (the process died), they are due again. Deliveries
-// to an endpoint deleted or disabled since are settled as failed, not returned.
+// ClaimDeliveries takes up to max due deliveries for lease, as ClaimFair does with no
+// bound of its own per endpoint but max, and the circuit breaker's default.
 func (o *Outbox) ClaimDeliveries(ctx context.Context, max int, lease time.Duration) ([]Delivery, error) {
+	return o.ClaimFair(ctx, max, Fairness{PerEndpoint: max}, lease)
+}
+
+// Fairness bounds what one endpoint gets of a claim.
+type Fairness struct {
+	// PerEndpoint is how many deliveries to one endpoint may be held at once, by all the
+	// dispatchers of the database.
+	PerEndpoint int
+	// BreakAfter is how many of a failing endpoint's deliveries may wait to be retried
+	// before its circuit opens; default DefaultBreakAfter.
+	BreakAfter int
+}
+
+// scanAhead is how many times as many due deliveries as it may take a claim ranks first.
+const scanAhead = 4
+
+// DefaultBreakAfter is Fairness.BreakAfter's default.
+const DefaultBreakAfter = 3
+
+// ClaimFair takes up to max due deliveries for lease: until the lease ends no other
+// dispatcher, of this process or another sharing the database, takes them; when it ends
+// before their attempts are recorded (the process died), they are due again. The
+// deliveries due longest go first, within what f allows each endpoint: no more than
+// f.PerEndpoint held at once, counting those that dispatchers hold already, so that one
+// endpoint's backlog cannot fill a claim; and a failing endpoint (its last attempt
+// failed) one. Once f.BreakAfter of a failing endpoint's deliveries wait to be retried,
+// its circuit is open: its other deliveries wait, and only those retries go, each at its
+// time and one at a time (the probes), until one succeeds and ends the failing run.
+// Claims of dispatchers sharing a database run one after the other, so that the counts
+// hold across them. Deliveries to an endpoint deleted or disabled since are settled as
+// failed, not returned.
+func (o *Outbox) ClaimFair(ctx context.Context, max int, f Fairness, lease time.Duration) ([]Delivery, error) {
+	if f.BreakAfter <= 0 {
+		f.BreakAfter = DefaultBreakAfter
+	}
 	var out []Delivery
 	err := o.write(ctx, func(ctx context.Context, q store.Querier) error {
 		out = out[:0]
+		if err := q.SerializeClaims(ctx); err != nil {
+			return err
+		}
 		now := o.now()
-		claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{
+		params := queries.ClaimDeliveriesParams{
 			LeaseUntil: new(stored.Time(now.Add(lease))), Now: stored.Time(now), Max: int64(max),
-		})
+			PerEndpoint: int64(f.PerEndpoint), BreakAfter: int64(f.BreakAfter), Scan: int64(scanAhead * max),
+		}
+		// The deliveries due longest first: ranking them all by endpoint costs a sort of
+		// every due delivery, and the first few times max mostly give max. When they
+		// fall short (an endpoint at its bound fills them, or they are all there is),
+		// the rest are ranked too.
+		claimed, err := q.ClaimDeliveries(ctx, params)
 		if err != nil {
 			return err
+		}
+		if len(claimed) < max {
+			params.Max, params.Scan = int64(max-len(claimed)), math.MaxInt64
+			more, err := q.ClaimDeliveries(ctx, params)
+			if err != nil {
+				return err
+			}
+			claimed = append(claimed, more...)
 		}
 		endpoints := map[string]queries.WebhookEndpoint{}
 		for _, c := range claimed {
@@ -232,12 +290,20 @@ type DeliveryPolicy struct {
 	Rand func() float64
 }
 
-// RecordAttempts records the attempts of claimed deliveries, in one transaction: each
-// attempt in the event's log, and each delivery's next state: succeeded; due again after
-// the schedule's next delay; or failed for good when the schedule is spent or the
-// endpoint answered 410 Gone, which disables it, as failing every attempt for
-// DisableAfter does.
+// RecordAttempts records the attempts of claimed deliveries, as Record does.
 func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) error {
+	_, err := o.Record(ctx, results, policy)
+	return err
+}
+
+// Record records the attempts of claimed deliveries, in one transaction: each attempt in
+// the event's log, and each delivery's next state: succeeded; due again after the
+// schedule's next delay; or failed for good when the schedule is spent or the endpoint
+// answered 410 Gone, which disables it, as failing every attempt for DisableAfter does.
+// A failed attempt makes its endpoint failing until an attempt succeeds (ClaimFair says
+// what a failing endpoint gets). Record returns the endpoints that failed, so that the
+// dispatcher can give back the deliveries to them it holds and has not sent.
+func (o *Outbox) Record(ctx context.Context, results []AttemptResult, policy DeliveryPolicy) ([]string, error) {
 	schedule := webhook.Schedule(policy.Schedule)
 	// In the order of the deliveries' ids, as ExtendClaims locks them.
 	results = slices.SortedStableFunc(slices.Values(results), func(a, b AttemptResult) int {
@@ -258,7 +324,13 @@ func (o *Outbox) RecordAttempts(ctx context.Context, results []AttemptResult, po
 			(*log)(d[0], d[1])
 		}
 	}
-	return err
+	var failed []string
+	for _, r := range results {
+		if !r.Succeeded && !slices.Contains(failed, r.Delivery.EndpointID) {
+			failed = append(failed, r.Delivery.EndpointID)
+		}
+	}
+	return failed, err
 }
 
 // LogDisabled sets the function told of each endpoint that RecordAttempts disabled for
@@ -307,7 +379,7 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 			next.State, next.Failures = "succeeded", 0
 			err = o.logAttempt(ctx, q, d, at, status, errText, r.Latency, answer, next)
 		}
-		if err != nil || !d.failing {
+		if was := o.wasFailing(d.EndpointID); err != nil || !d.failing && !was {
 			return err
 		}
 		return q.MarkEndpointSucceeding(ctx, d.EndpointID)
@@ -332,10 +404,27 @@ func (o *Outbox) recordAttempt(ctx context.Context, q store.Querier, r AttemptRe
 	if err != nil {
 		return err
 	}
+	o.markFailing(d.EndpointID)
 	if started, err := stored.ParseTime(since); err == nil && r.At.Sub(started) >= DisableAfter {
 		return o.disable(ctx, q, d.EndpointID, "Every attempt failed for 5 days.", disabled)
 	}
 	return nil
+}
+
+// markFailing notes that this process recorded a failure of the endpoint; wasFailing
+// reports (and forgets) it.
+func (o *Outbox) markFailing(endpointID string) {
+	o.failingMu.Lock()
+	defer o.failingMu.Unlock()
+	o.failing[endpointID] = true
+}
+
+func (o *Outbox) wasFailing(endpointID string) bool {
+	o.failingMu.Lock()
+	defer o.failingMu.Unlock()
+	was := o.failing[endpointID]
+	delete(o.failing, endpointID)
+	return was
 }
 
 // logAttempt adds the attempt to webhook_attempts and, when next names a delivery,
@@ -418,4 +507,18 @@ func (o *Outbox) PlatformEnvironment(ctx context.Context, platformID string) (en
 		return err
 	})
 	return env, found, err
+}
+
+// OpenCircuits returns how many enabled endpoints have their circuits open: failing,
+// with breakAfter or more deliveries waiting to be retried (see ClaimFair).
+func (o *Outbox) OpenCircuits(ctx context.Context, breakAfter int) (int64, error) {
+	if breakAfter <= 0 {
+		breakAfter = DefaultBreakAfter
+	}
+	var n int64
+	err := o.query(ctx, func(q store.Querier) (err error) {
+		n, err = q.OpenCircuits(ctx, int64(breakAfter))
+		return err
+	})
+	return n, err
 }

@@ -422,7 +422,7 @@ func TestTimesWhateverTheSession(t *testing.T) {
 			if pending, err := q.PendingDeliveries(ctx); err != nil || pending.Pending != 1 || pending.Oldest != due {
 				t.Errorf("PendingDeliveries = %+v, %v; want the oldest at %s", pending, err, due)
 			}
-			claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{LeaseUntil: new(created), Now: created, Max: 10})
+			claimed, err := q.ClaimDeliveries(ctx, queries.ClaimDeliveriesParams{LeaseUntil: new(created), Now: created, Max: 10, PerEndpoint: 10, Scan: 10})
 			if err != nil || len(claimed) != 1 || claimed[0].EventID != event || claimed[0].EndpointID != endpoint {
 				t.Errorf("ClaimDeliveries = %+v, %v", claimed, err)
 			}

@@ -595,6 +595,10 @@ func (a Adapter) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return a.Q.MarkEndpointSucceeding(ctx, id)
 }
 
+func (a Adapter) OpenCircuits(ctx context.Context, breakAfter int64) (int64, error) {
+	return a.Q.OpenCircuits(ctx, breakAfter)
+}
+
 func (a Adapter) PauseWebhookEndpoint(ctx context.Context, arg queries.PauseWebhookEndpointParams) (queries.WebhookEndpoint, error) {
 	r, err := a.Q.PauseWebhookEndpoint(ctx, PauseWebhookEndpointParams(arg))
 	return queries.WebhookEndpoint(r), err
@@ -685,6 +689,10 @@ func (a Adapter) SearchUsersByName(ctx context.Context, arg queries.SearchUsersB
 		out[i] = queries.User(r)
 	}
 	return out, nil
+}
+
+func (a Adapter) SerializeClaims(ctx context.Context) error {
+	return a.Q.SerializeClaims(ctx)
 }
 
 func (a Adapter) SetBankAccountNumber(ctx context.Context, arg queries.SetBankAccountNumberParams) error {

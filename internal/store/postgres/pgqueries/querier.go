@@ -19,6 +19,9 @@ type Querier interface {
 	AdvisoryXactLock(ctx context.Context, key int64) error
 	AttemptTime(ctx context.Context, arg AttemptTimeParams) (string, error)
 	BankAccountNumbersAfter(ctx context.Context, arg BankAccountNumbersAfterParams) ([]BankAccountNumbersAfterRow, error)
+	// As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+	// are left to it); SerializeClaims first makes the per-endpoint counts exact across
+	// instances.
 	ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error)
 	ClearDefaultAccount(ctx context.Context, userID string) error
 	ClearWebhookSubscriptions(ctx context.Context, endpointID string) error
@@ -204,6 +207,9 @@ type Querier interface {
 	LockUserForUpdate(ctx context.Context, id string) (string, error)
 	MarkEndpointFailing(ctx context.Context, arg MarkEndpointFailingParams) (string, error)
 	MarkEndpointSucceeding(ctx context.Context, id string) error
+	// How many enabled endpoints have their circuit open: failing, with break_after or more
+	// deliveries waiting to be retried.
+	OpenCircuits(ctx context.Context, breakAfter int64) (int64, error)
 	PauseWebhookEndpoint(ctx context.Context, arg PauseWebhookEndpointParams) (WebhookEndpoint, error)
 	PayeeBankNumbersAfter(ctx context.Context, arg PayeeBankNumbersAfterParams) ([]PayeeBankNumbersAfterRow, error)
 	// oldest is the time as the service writes it, empty when none is pending.
@@ -238,6 +244,10 @@ type Querier interface {
 	// A platform's users whose lowercased name contains name_part, by pw_id, among those
 	// after after_pw_id up to until_pw_id: a bounded range of the index, however rare the name.
 	SearchUsersByName(ctx context.Context, arg SearchUsersByNameParams) ([]User, error)
+	// Makes the claims of dispatchers sharing the database one after the other, until the
+	// claim's transaction ends: the next claim's statement, begun after, counts what this one
+	// took.
+	SerializeClaims(ctx context.Context) error
 	SetBankAccountNumber(ctx context.Context, arg SetBankAccountNumberParams) error
 	SetBlindIndexKey(ctx context.Context, keySealed string) error
 	SetIdempotencyOutcome(ctx context.Context, arg SetIdempotencyOutcomeParams) error

@@ -58,14 +58,47 @@ UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_sinc
 UPDATE webhook_deliveries SET lease_until = NULL WHERE state = 'pending' AND lease_until IS NOT NULL;
 
 -- name: ClaimDeliveries :many
+-- As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+-- are left to it); SerializeClaims first makes the per-endpoint counts exact across
+-- instances.
 UPDATE webhook_deliveries SET lease_until = sqlc.arg(lease_until), resent = false
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
-      AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
-    ORDER BY due.next_attempt_at LIMIT sqlc.arg(max)::bigint
+    SELECT pick.id FROM webhook_deliveries pick
+    WHERE pick.id IN (
+        SELECT ranked.id FROM (
+            SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+                   e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
+                   row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+            FROM webhook_deliveries due
+            JOIN webhook_endpoints e ON e.id = due.endpoint_id
+            LEFT JOIN (
+                SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > sqlc.arg(now)::timestamptz THEN 1 ELSE 0 END) AS held,
+                       sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+                FROM webhook_deliveries w
+                WHERE w.state = 'pending' AND (w.lease_until > sqlc.arg(now) OR w.failures > 0)
+                GROUP BY w.endpoint_id
+            ) h ON h.endpoint_id = due.endpoint_id
+            WHERE due.state = 'pending' AND due.next_attempt_at <= sqlc.arg(now)
+              AND (due.lease_until IS NULL OR due.lease_until <= sqlc.arg(now))
+              AND due.id IN (
+                  SELECT first.id FROM webhook_deliveries first
+                  WHERE first.state = 'pending' AND first.next_attempt_at <= sqlc.arg(now)
+                    AND (first.lease_until IS NULL OR first.lease_until <= sqlc.arg(now))
+                  ORDER BY first.next_attempt_at LIMIT sqlc.arg(scan)::bigint)
+              AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+                   OR due.failures > 0 OR coalesce(h.retrying, 0) < sqlc.arg(break_after)::bigint)
+        ) ranked
+        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE sqlc.arg(per_endpoint)::bigint END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT sqlc.arg(max)::bigint)
+      AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= sqlc.arg(now))
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures;
+
+-- name: SerializeClaims :exec
+-- Makes the claims of dispatchers sharing the database one after the other, until the
+-- claim's transaction ends: the next claim's statement, begun after, counts what this one
+-- took.
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.payments webhook claims'));
 
 -- name: ExtendClaim :exec
 -- Keeps a claim while its attempt is under way.
@@ -232,3 +265,11 @@ WHERE ev.platform_id = sqlc.arg(platform_id)
 ON CONFLICT (event_id, endpoint_id)
 DO UPDATE SET state = 'pending', failures = 0, next_attempt_at = excluded.next_attempt_at
 WHERE webhook_deliveries.state = 'failed';
+
+-- name: OpenCircuits :one
+-- How many enabled endpoints have their circuit open: failing, with break_after or more
+-- deliveries waiting to be retried.
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= sqlc.arg(break_after)::bigint;

@@ -43,18 +43,45 @@ func (q *Queries) AttemptTime(ctx context.Context, arg AttemptTimeParams) (strin
 const claimDeliveries = `-- name: ClaimDeliveries :many
 UPDATE webhook_deliveries SET lease_until = $1, resent = false
 WHERE id IN (
-    SELECT due.id FROM webhook_deliveries due
-    WHERE due.state = 'pending' AND due.next_attempt_at <= $2
-      AND (due.lease_until IS NULL OR due.lease_until <= $2)
-    ORDER BY due.next_attempt_at LIMIT $3::bigint
+    SELECT pick.id FROM webhook_deliveries pick
+    WHERE pick.id IN (
+        SELECT ranked.id FROM (
+            SELECT due.id, due.next_attempt_at, coalesce(h.held, 0) AS held,
+                   e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL AS failing,
+                   row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id) AS place
+            FROM webhook_deliveries due
+            JOIN webhook_endpoints e ON e.id = due.endpoint_id
+            LEFT JOIN (
+                SELECT w.endpoint_id, sum(CASE WHEN w.lease_until > $2::timestamptz THEN 1 ELSE 0 END) AS held,
+                       sum(CASE WHEN w.failures > 0 THEN 1 ELSE 0 END) AS retrying
+                FROM webhook_deliveries w
+                WHERE w.state = 'pending' AND (w.lease_until > $2 OR w.failures > 0)
+                GROUP BY w.endpoint_id
+            ) h ON h.endpoint_id = due.endpoint_id
+            WHERE due.state = 'pending' AND due.next_attempt_at <= $2
+              AND (due.lease_until IS NULL OR due.lease_until <= $2)
+              AND due.id IN (
+                  SELECT first.id FROM webhook_deliveries first
+                  WHERE first.state = 'pending' AND first.next_attempt_at <= $2
+                    AND (first.lease_until IS NULL OR first.lease_until <= $2)
+                  ORDER BY first.next_attempt_at LIMIT $3::bigint)
+              AND (e.status <> 'enabled' OR e.deleted_at IS NOT NULL OR e.failing_since IS NULL
+                   OR due.failures > 0 OR coalesce(h.retrying, 0) < $4::bigint)
+        ) ranked
+        WHERE ranked.place + ranked.held <= CASE WHEN ranked.failing THEN 1 ELSE $5::bigint END
+        ORDER BY ranked.next_attempt_at, ranked.id LIMIT $6::bigint)
+      AND pick.state = 'pending' AND (pick.lease_until IS NULL OR pick.lease_until <= $2)
     FOR UPDATE SKIP LOCKED)
 RETURNING id, event_id, endpoint_id, attempts, failures
 `
 
 type ClaimDeliveriesParams struct {
-	LeaseUntil *string
-	Now        string
-	Max        int64
+	LeaseUntil  *string
+	Now         string
+	Scan        int64
+	BreakAfter  int64
+	PerEndpoint int64
+	Max         int64
 }
 
 type ClaimDeliveriesRow struct {
@@ -65,8 +92,18 @@ type ClaimDeliveriesRow struct {
 	Failures   int64
 }
 
+// As the sqlite query, the rows locked (SKIP LOCKED: those another claim or record holds
+// are left to it); SerializeClaims first makes the per-endpoint counts exact across
+// instances.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
-	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseUntil, arg.Now, arg.Max)
+	rows, err := q.db.Query(ctx, claimDeliveries,
+		arg.LeaseUntil,
+		arg.Now,
+		arg.Scan,
+		arg.BreakAfter,
+		arg.PerEndpoint,
+		arg.Max,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -643,6 +680,22 @@ func (q *Queries) MarkEndpointSucceeding(ctx context.Context, id string) error {
 	return err
 }
 
+const openCircuits = `-- name: OpenCircuits :one
+SELECT count(*) FROM webhook_endpoints e
+WHERE e.status = 'enabled' AND e.deleted_at IS NULL AND e.failing_since IS NOT NULL
+  AND (SELECT count(*) FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.failures > 0) >= $1::bigint
+`
+
+// How many enabled endpoints have their circuit open: failing, with break_after or more
+// deliveries waiting to be retried.
+func (q *Queries) OpenCircuits(ctx context.Context, breakAfter int64) (int64, error) {
+	row := q.db.QueryRow(ctx, openCircuits, breakAfter)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const pauseWebhookEndpoint = `-- name: PauseWebhookEndpoint :one
 UPDATE webhook_endpoints
 SET disabled_reason = CASE WHEN status = 'enabled' THEN $1::text ELSE disabled_reason END,
@@ -894,6 +947,18 @@ func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecr
 		&i.PublicKey,
 	)
 	return i, err
+}
+
+const serializeClaims = `-- name: SerializeClaims :exec
+SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.payments webhook claims'))
+`
+
+// Makes the claims of dispatchers sharing the database one after the other, until the
+// claim's transaction ends: the next claim's statement, begun after, counts what this one
+// took.
+func (q *Queries) SerializeClaims(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, serializeClaims)
+	return err
 }
 
 const setWebhookPreviousSecret = `-- name: SetWebhookPreviousSecret :exec
