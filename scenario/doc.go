@@ -196,7 +196,7 @@
 // not have fails (not found).
 //
 //	webhook get -platform ID ENDPOINT_ID
-//	webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID
+//	webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] [-signature v1|ed25519] ENDPOINT_ID
 //	webhook disable -platform ID ENDPOINT_ID
 //	webhook enable -platform ID ENDPOINT_ID
 //	webhook recover -platform ID -since TIME [-until TIME] ENDPOINT_ID

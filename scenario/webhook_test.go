@@ -222,7 +222,7 @@ func TestWebhookFailures(t *testing.T) {
 				"       webhook list -platform ID\n" +
 				"       webhook remove -platform ID ENDPOINT_ID\n" +
 				"       webhook get -platform ID ENDPOINT_ID\n" +
-				"       webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID\n" +
+				"       webhook update -platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] [-signature v1|ed25519] ENDPOINT_ID\n" +
 				"       webhook disable -platform ID ENDPOINT_ID\n" +
 				"       webhook enable -platform ID ENDPOINT_ID\n" +
 				"       webhook recover -platform ID -since TIME [-until TIME] ENDPOINT_ID\n" +

@@ -138,9 +138,9 @@ var webhookGet = &Command{
 
 var webhookUpdate = &Command{
 	Name:    "webhook update",
-	Summary: "Change a webhook endpoint's URL, event types or description, keeping its secret, and print it as JSON.",
-	Usage:   "-platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] ENDPOINT_ID",
-	Details: "What is not given stays as it is. The URL and the types are checked as the API checks Update Webhook Endpoint's body.",
+	Summary: "Change a webhook endpoint's URL, event types, description or kind of signature, and print it as JSON.",
+	Usage:   "-platform ID [-url URL] [-events a,b] [-description TEXT | -no-description] [-signature v1|ed25519] ENDPOINT_ID",
+	Details: "What is not given stays as it is: the secret too, unless -signature changes the endpoint's kind (a rotation to a key of the other kind: the new v1 secret is printed once, or the new public key). The URL and the types are checked as the API checks Update Webhook Endpoint's body.",
 	Uses:    UsesDatabase,
 	Run:     runWebhookUpdate,
 }
@@ -152,7 +152,11 @@ func runWebhookUpdate(ctx context.Context, x *Invocation, args []string) error {
 		events := fs.String("events", "", "the new event `TYPES`, separated by commas (* for every type)")
 		description := fs.String("description", "", "the new `TEXT` describing the endpoint")
 		none := fs.Bool("no-description", false, "remove the endpoint's description")
+		signature := fs.String("signature", "", "sign with `KIND`: v1 (HMAC) or ed25519 (v1a)")
 		return func() error {
+			if IsSet(fs, "signature") {
+				in.Signature = signature
+			}
 			if IsSet(fs, "url") {
 				in.URL = url
 			}
