@@ -1,8 +1,12 @@
 package console
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -26,6 +30,9 @@ type actionRoute struct {
 var actions = []actionRoute{
 	{"resend_event", "/console/platforms/{platform}/events/{event}/resend", (*Console).resendEvent},
 	{"enable_endpoint", "/console/platforms/{platform}/endpoints/{endpoint}/enable", (*Console).enableEndpoint},
+	{"pause_endpoint", "/console/platforms/{platform}/endpoints/{endpoint}/pause", (*Console).pauseEndpoint},
+	{"recover_endpoint", "/console/platforms/{platform}/endpoints/{endpoint}/recover", (*Console).recoverEndpoint},
+	{"test_endpoint", "/console/platforms/{platform}/endpoints/{endpoint}/test", (*Console).testEndpoint},
 	{"verify_user", "/console/platforms/{platform}/users/{user}/verify", (*Console).verifyUser},
 	{"fail_user_verification", "/console/platforms/{platform}/users/{user}/fail-verification", (*Console).failUserVerification},
 }
@@ -51,7 +58,11 @@ func (c *Console) runAction(a actionRoute) func(w http.ResponseWriter, r *http.R
 			return
 		}
 		c.log.InfoContext(r.Context(), "console action", attrs...)
-		http.Redirect(w, r, back+"?done="+url.QueryEscape(done), http.StatusSeeOther)
+		sep := "?"
+		if strings.Contains(back, "?") {
+			sep = "&"
+		}
+		http.Redirect(w, r, back+sep+"done="+url.QueryEscape(done), http.StatusSeeOther)
 	}
 }
 
@@ -79,6 +90,59 @@ func (c *Console) enableEndpoint(r *http.Request, pid uuid.UUID) (string, string
 		return "", "", err
 	}
 	return base(pid) + "/endpoints/" + url.PathEscape(id), "enabled", nil
+}
+
+// pauseEndpoint disables an endpoint by hand (Disable Webhook Endpoint).
+func (c *Console) pauseEndpoint(r *http.Request, pid uuid.UUID) (string, string, error) {
+	id := r.PathValue("endpoint")
+	if _, err := c.svc.DisableWebhookEndpoint(r.Context(), pid, id); err != nil {
+		return "", "", err
+	}
+	return base(pid) + "/endpoints/" + url.PathEscape(id), "paused", nil
+}
+
+// recoverEndpoint queues again, to an enabled endpoint, the events of its types since the
+// form's time that it did not receive with a 2xx (Recover Webhook Endpoint). The form's
+// since (and until, when given) are RFC 3339, or a datetime-local input's value, in UTC.
+func (c *Console) recoverEndpoint(r *http.Request, pid uuid.UUID) (string, string, error) {
+	id := r.PathValue("endpoint")
+	var in payments.WebhookRecovery
+	var err error
+	if in.Since, err = formTime(r.PostForm.Get("since")); err != nil {
+		return "", "", &errPage{http.StatusUnprocessableEntity, "Recover since: " + err.Error()}
+	}
+	if until := r.PostForm.Get("until"); until != "" {
+		t, err := formTime(until)
+		if err != nil {
+			return "", "", &errPage{http.StatusUnprocessableEntity, "Recover until: " + err.Error()}
+		}
+		in.Until = &t
+	}
+	got, err := c.svc.RecoverWebhookEndpoint(r.Context(), pid, id, in)
+	if err != nil {
+		return "", "", err
+	}
+	return base(pid) + "/endpoints/" + url.PathEscape(id) + "?queued=" + strconv.FormatInt(int64(got.Queued), 10), "recovered", nil
+}
+
+// formTime reads a time of a form: RFC 3339, or a datetime-local input's value (UTC).
+func formTime(v string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, v, time.UTC); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: want 2026-01-02T15:04:05Z", v)
+}
+
+// testEndpoint sends an enabled endpoint, and it alone, a webhook.test event (Send Test
+// Webhook), and goes to the event's page, where its attempt appears.
+func (c *Console) testEndpoint(r *http.Request, pid uuid.UUID) (string, string, error) {
+	ev, err := c.svc.SendTestWebhook(r.Context(), pid, r.PathValue("endpoint"))
+	if err != nil {
+		return "", "", err
+	}
+	return base(pid) + "/events/" + ev.ID.String(), "tested", nil
 }
 
 // sandboxUser returns the user of the path after checking that the service is a sandbox

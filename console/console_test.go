@@ -230,7 +230,8 @@ func (f *fixture) paths() []string {
 // actionPaths are the fixture's actions, one of each.
 func (f *fixture) actionPaths() []string {
 	p := "/console/platforms/" + f.platform.PlatformID.String()
-	return []string{p + "/events/" + f.eventID + "/resend", p + "/endpoints/" + f.endpoint.ID.String() + "/enable",
+	ep := p + "/endpoints/" + f.endpoint.ID.String()
+	return []string{p + "/events/" + f.eventID + "/resend", ep + "/enable", ep + "/pause", ep + "/recover", ep + "/test",
 		p + "/users/" + f.user.UserID.String() + "/verify", p + "/users/" + f.user.UserID.String() + "/fail-verification",
 		"/console/logout"}
 }
@@ -529,6 +530,51 @@ func TestActions(t *testing.T) {
 		}
 		if res := f.post(t, c, p+"/endpoints/01a00000-0000-7000-8000-000000000000/enable", url.Values{"csrf": {csrf}}); res.status != http.StatusNotFound {
 			t.Errorf("enable an unknown endpoint: %d", res.status)
+		}
+	})
+	t.Run("EndpointOperations", func(t *testing.T) {
+		ep := p + "/endpoints/" + f.endpoint.ID.String()
+		unknown := p + "/endpoints/01a00000-0000-7000-8000-000000000000"
+		since := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+		res := f.post(t, c, ep+"/test", url.Values{"csrf": {csrf}})
+		if res.status != http.StatusSeeOther || !strings.Contains(res.header.Get("Location"), p+"/events/") || !strings.HasSuffix(res.header.Get("Location"), "?done=tested") {
+			t.Errorf("test: %d to %q\n%s", res.status, res.header.Get("Location"), res.body)
+		}
+		res = f.post(t, c, ep+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
+		if res.status != http.StatusSeeOther || !strings.Contains(res.header.Get("Location"), "?queued=") || !strings.HasSuffix(res.header.Get("Location"), "&done=recovered") {
+			t.Errorf("recover: %d to %q\n%s", res.status, res.header.Get("Location"), res.body)
+		}
+		for _, tc := range []struct {
+			name, path string
+			form       url.Values
+			status     int
+		}{
+			{"RecoverNoSince", ep + "/recover", url.Values{}, http.StatusUnprocessableEntity},
+			{"RecoverBadUntil", ep + "/recover", url.Values{"since": {since}, "until": {"soon"}}, http.StatusUnprocessableEntity},
+			{"RecoverTooOld", ep + "/recover", url.Values{"since": {"2001-01-01T00:00"}}, http.StatusUnprocessableEntity},
+			{"RecoverUnknown", unknown + "/recover", url.Values{"since": {since}}, http.StatusNotFound},
+			{"TestUnknown", unknown + "/test", url.Values{}, http.StatusNotFound},
+			{"PauseUnknown", unknown + "/pause", url.Values{}, http.StatusNotFound},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				tc.form.Set("csrf", csrf)
+				if res := f.post(t, c, tc.path, tc.form); res.status != tc.status {
+					t.Errorf("%d, want %d\n%s", res.status, tc.status, res.body)
+				}
+			})
+		}
+		res = f.post(t, c, ep+"/pause", url.Values{"csrf": {csrf}})
+		if res.status != http.StatusSeeOther || !strings.HasSuffix(res.header.Get("Location"), "?done=paused") {
+			t.Errorf("pause: %d to %q", res.status, res.header.Get("Location"))
+		}
+		// A paused endpoint takes no test event and no recovery: the library's 409.
+		for _, action := range []string{"/test", "/recover"} {
+			if res := f.post(t, c, ep+action, url.Values{"csrf": {csrf}, "since": {since}}); res.status != http.StatusConflict {
+				t.Errorf("%s on a paused endpoint: %d, want 409\n%s", action, res.status, res.body)
+			}
+		}
+		if res := f.post(t, c, ep+"/enable", url.Values{"csrf": {csrf}}); res.status != http.StatusSeeOther {
+			t.Errorf("enable after pause: %d", res.status)
 		}
 	})
 	t.Run("Verification", func(t *testing.T) {

@@ -113,7 +113,7 @@ func (c *Console) page(h pageFunc) http.HandlerFunc {
 			c.toLogin(w, r)
 			return
 		}
-		v := view{CSRF: s.csrf, Sandbox: c.svc.Environment() == payments.Sandbox, Flash: flashes[r.URL.Query().Get("done")]}
+		v := view{CSRF: s.csrf, Sandbox: c.svc.Environment() == payments.Sandbox, Flash: flash(r.URL.Query())}
 		tmpl, data, err := h(c, r, &v)
 		if err != nil {
 			c.fail(w, r, v, err)
@@ -123,10 +123,25 @@ func (c *Console) page(h pageFunc) http.HandlerFunc {
 	}
 }
 
-// flashes are the messages an action's redirect asks its page to show (?done=).
+// flash is the message an action's redirect asks its page to show (?done=, and for a
+// recovery ?queued=, how many deliveries it queued).
+func flash(q url.Values) string {
+	if q.Get("done") == "recovered" {
+		n, err := strconv.ParseInt(q.Get("queued"), 10, 64)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprintf("%d deliveries queued again: they are sent in turn.", n)
+	}
+	return flashes[q.Get("done")]
+}
+
+// flashes are the messages of the actions that say no more than that they were done.
 var flashes = map[string]string{
 	"resent":   "The event is to be delivered again: its new attempt appears below once made.",
 	"enabled":  "The endpoint is enabled.",
+	"paused":   "The endpoint is paused: it receives nothing until enabled.",
+	"tested":   "A webhook.test event is on its way to the endpoint: its attempt appears below once made.",
 	"verified": "The user's identity verification succeeded.",
 	"failed":   "The user's identity verification failed.",
 }
