@@ -2,16 +2,13 @@ package payments
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/platform-payments/payments/internal/credentials"
-	"github.com/platform-payments/payments/internal/platformsig"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
@@ -177,14 +174,8 @@ var refusals = func() map[AuthFailure]*authRefusal {
 		AuthFailureMissingAPISecret:   missingHeader(HeaderAPISecret),
 	}
 	refusals := map[AuthFailure]*authRefusal{}
-	for _, reason := range []AuthFailure{
-		AuthFailureMissingPlatformID, AuthFailureMissingSignature, AuthFailureMalformedPlatformID,
-		AuthFailureMalformedSignature, AuthFailureUnknownPlatform, AuthFailureWrongEnvironment,
-		AuthFailureTimestampNotSigned, AuthFailureTimestampNotRequired, AuthFailureBadSignature,
-		AuthFailureMissingTimestamp, AuthFailureMalformedTimestamp, AuthFailureStaleTimestamp,
-		AuthFailureMissingAPIKey, AuthFailureMissingAPISecret, AuthFailureMalformedAPIKey,
-		AuthFailureUnknownAPIKey, AuthFailureBadAPISecret,
-	} {
+	for _, f := range credentials.Failures {
+		reason := AuthFailure(f)
 		e := messages[reason]
 		if e == nil {
 			e = errBadCredentials
@@ -246,88 +237,11 @@ func (s *Service) AuthenticatePlatform(ctx context.Context, platformID, signatur
 // header; and, past a right signature, for a timestamp that is missing, malformed or
 // outside the service's window. AuthFailureOf tells the operator which.
 func (s *Service) AuthenticatePlatformRequest(ctx context.Context, r PlatformRequest) (uuid.UUID, error) {
-	switch {
-	case r.PlatformID == "":
-		return uuid.Nil, refuse(AuthFailureMissingPlatformID)
-	case r.Signature == "":
-		return uuid.Nil, refuse(AuthFailureMissingSignature)
+	id, failure, err := s.credentials.CheckPlatform(ctx, credentials.Request(r), credentials.Scope{Env: string(s.env), Window: s.window, Now: s.now})
+	if failure != "" {
+		return uuid.Nil, refuse(AuthFailure(failure))
 	}
-	id, err := uuid.Parse(r.PlatformID)
-	if err != nil {
-		return uuid.Nil, refuse(AuthFailureMalformedPlatformID)
-	}
-	var sigBuf [sha256.Size]byte
-	sig, err := platformsig.DecodeSignature(&sigBuf, r.Signature)
-	if err != nil {
-		return uuid.Nil, refuse(AuthFailureMalformedSignature)
-	}
-	p, cached, err := s.credentials.Platform(ctx, id)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	plain, stamped, hasStamped := p.MACs.Sums(r.Method, r.Target, r.Body, r.Timestamp)
-	want := plain[:]
-	if p.RequireTimestamp && hasStamped {
-		want = stamped[:]
-	}
-	if hmac.Equal(want, sig) && p.Known && Environment(p.Env) == s.env {
-		if p.RequireTimestamp {
-			if err := s.checkTimestamp(r.Timestamp); err != nil {
-				return uuid.Nil, err
-			}
-		}
-		return id, nil
-	}
-	if cached { // the lookup an unknown id costs
-		if _, err := s.credentials.LoadPlatform(ctx, s.credentials.Absent(id)); err != nil {
-			return uuid.Nil, err
-		}
-	}
-	return uuid.Nil, refuse(s.signatureRefusal(p, sig, plain[:], stamped[:], hasStamped))
-}
-
-// signatureRefusal returns why a request whose signature, platform or environment is not
-// right was refused. It tells a signature over the other form of the string to sign (with
-// X-Timestamp or without, whichever the platform does not sign) from another wrong
-// signature with one comparison more, made for any request with X-Timestamp, whatever
-// the platform requires: as in platformMACs, the cost depends on the request alone.
-func (s *Service) signatureRefusal(p credentials.Platform, sig, plain, stamped []byte, hasStamped bool) AuthFailure {
-	other := stamped
-	if p.RequireTimestamp {
-		other = plain
-	}
-	otherForm := hasStamped && hmac.Equal(other, sig)
-	switch {
-	case len(sig) != sha256.Size:
-		return AuthFailureMalformedSignature
-	case !p.Known:
-		return AuthFailureUnknownPlatform
-	case Environment(p.Env) != s.env:
-		return AuthFailureWrongEnvironment
-	case otherForm && p.RequireTimestamp:
-		return AuthFailureTimestampNotSigned
-	case otherForm:
-		return AuthFailureTimestampNotRequired
-	}
-	return AuthFailureBadSignature
-}
-
-// checkTimestamp checks the X-Timestamp of a request whose signature is right, for a
-// platform that requires one: present, an integer, and at most the service's window
-// away from its clock, either way (exactly the window is accepted).
-func (s *Service) checkTimestamp(value string) error {
-	if value == "" {
-		return refuse(AuthFailureMissingTimestamp)
-	}
-	ts, ok := platformsig.ParseTimestamp(value)
-	if !ok {
-		return refuse(AuthFailureMalformedTimestamp)
-	}
-	now := s.now().Unix()
-	if ts < now-s.window || ts > now+s.window {
-		return refuse(AuthFailureStaleTimestamp)
-	}
-	return nil
+	return id, err
 }
 
 // AuthenticateAPIKey checks the user-API's X-Api-Key and X-Api-Secret headers and returns
@@ -339,36 +253,11 @@ func (s *Service) checkTimestamp(value string) error {
 // environment, or a wrong secret, without saying which beyond the missing header.
 // AuthFailureOf tells the operator which.
 func (s *Service) AuthenticateAPIKey(ctx context.Context, apiKey, apiSecret string) (Caller, error) {
-	switch {
-	case apiKey == "":
-		return Caller{}, refuse(AuthFailureMissingAPIKey)
-	case apiSecret == "":
-		return Caller{}, refuse(AuthFailureMissingAPISecret)
+	k, failure, err := s.credentials.CheckAPIKey(ctx, apiKey, apiSecret, string(s.env))
+	if failure != "" {
+		return Caller{}, refuse(AuthFailure(failure))
 	}
-	key, err := uuid.Parse(apiKey)
-	if err != nil {
-		return Caller{}, refuse(AuthFailureMalformedAPIKey)
-	}
-	c, cached, err := s.credentials.APIKey(ctx, key)
-	if err != nil {
-		return Caller{}, err
-	}
-	sum := sha256.Sum256([]byte(apiSecret))
-	if subtle.ConstantTimeCompare(sum[:], c.SecretHash) == 1 && c.Known && Environment(c.Env) == s.env {
-		return Caller{UserID: c.UserID, PlatformID: c.PlatformID}, nil
-	}
-	if cached { // the lookup an unknown key costs
-		if _, err := s.credentials.LoadAPIKey(ctx, s.credentials.Absent(key)); err != nil {
-			return Caller{}, err
-		}
-	}
-	switch {
-	case !c.Known:
-		return Caller{}, refuse(AuthFailureUnknownAPIKey)
-	case Environment(c.Env) != s.env:
-		return Caller{}, refuse(AuthFailureWrongEnvironment)
-	}
-	return Caller{}, refuse(AuthFailureBadAPISecret)
+	return Caller{UserID: k.UserID, PlatformID: k.PlatformID}, err
 }
 
 // CreatePlatform registers a platform of the given environment (the service's own when

@@ -78,7 +78,7 @@ func (s *Service) AddCard(ctx context.Context, userID string, in NewCard) (Card,
 		}); err != nil {
 			return err
 		}
-		return s.emitUser(ctx, q, user, EventCardAdded, EventData{Object: EventObject{Type: "card", ID: c.CardID.String(), UserID: user.ID}})
+		return s.emitFor(ctx, q, user.PlatformID, EventCardAdded, EventData{Object: EventObject{Type: "card", ID: c.CardID.String(), UserID: user.ID}})
 	})
 	if err != nil {
 		return Card{}, err

@@ -16,6 +16,7 @@ import (
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/stored"
+	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
 
@@ -116,8 +117,8 @@ func (s *Service) addPayeeBank(ctx context.Context, a *attempt, v *Validation, p
 		}
 		// The country rules see the body without its nulls (a null is a field left out);
 		// a mandatory field missing shows the body as sent.
-		fields, err := rules.ValidateBody(payeeBankRequest, withoutNulls(body))
-		if err := checked(missingShows(fields, body), err); err != nil {
+		fields, err := rules.ValidateBody(payeeBankRequest, validate.WithoutNulls(body))
+		if err := checked(validate.MissingShows(fields, body), err); err != nil {
 			return err
 		}
 		user, err := s.platformOwner(ctx, q, platformID, userID, &read)
@@ -306,7 +307,7 @@ func (s *Service) AddPayeeAddress(ctx context.Context, userID, payeeID string, i
 		if err != nil {
 			return err
 		}
-		return s.emitUser(ctx, q, user, EventPayeeAddressAdded,
+		return s.emitFor(ctx, q, user.PlatformID, EventPayeeAddressAdded,
 			EventData{Object: EventObject{Type: "payee_address", ID: row.ID, UserID: row.UserID, PayeeID: row.PayeeID}})
 	})
 	if err != nil {

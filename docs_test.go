@@ -26,6 +26,31 @@ func TestREADMEIsShort(t *testing.T) {
 	}
 }
 
+// The root package is the service as its API reads (issue 31): what has a life of its own
+// is a package beside it, and the root stays small enough to read whole.
+const rootMaxLines = 4000
+
+func TestRootPackageIsSmall(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += strings.Count(string(raw), "\n")
+	}
+	if n >= rootMaxLines {
+		t.Errorf("the root package has %d lines of non-test Go, want under %d: move what has a life of its own to a package beside it", n, rootMaxLines)
+	}
+}
+
 // TestDocLinks: every link of README.md, docs/*.md and docs/decisions/*.md is relative
 // and names a file or a directory of the repository, and an anchor into a markdown file
 // names one of its headings. No text outside code is a URL (which GitHub would make a

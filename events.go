@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/hooks"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -100,29 +101,34 @@ type EventQuery struct {
 // of, with a pending delivery to each enabled endpoint of the platform subscribed to its
 // type: the event and the change commit, or roll back, together.
 func (s *Service) emit(ctx context.Context, q store.Querier, platformID string, env Environment, typ string, data EventData) error {
-	ev := Event{ID: newV7(), Type: typ, Timestamp: s.Now(), PlatformID: uuid.MustParse(platformID), Environment: env, Data: data}
-	payload, err := json.Marshal(ev)
+	_, row, err := s.newEvent(platformID, env, typ, data)
 	if err != nil {
 		return err
 	}
-	at := formatTime(ev.Timestamp)
-	n, err := q.RecordEvent(ctx, queries.CreateEventParams{
-		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: at, Payload: string(payload),
-	})
+	n, err := q.RecordEvent(ctx, row)
 	if n > 0 {
 		s.outbox.MarkDue()
 	}
 	return err
 }
 
-// emitUser records an event about a user of any platform (an administrative change),
-// in the environment of the user's platform.
-func (s *Service) emitUser(ctx context.Context, q store.Querier, user queries.User, typ string, data EventData) error {
-	p, err := q.GetPlatform(ctx, user.PlatformID)
+// newEvent is a new event of the platform, and its row.
+func (s *Service) newEvent(platformID string, env Environment, typ string, data EventData) (Event, queries.CreateEventParams, error) {
+	ev := Event{ID: newV7(), Type: typ, Timestamp: s.Now(), PlatformID: uuid.MustParse(platformID), Environment: env, Data: data}
+	payload, err := json.Marshal(ev)
+	return ev, queries.CreateEventParams{
+		ID: ev.ID.String(), PlatformID: platformID, Type: typ, CreatedAt: formatTime(ev.Timestamp), Payload: string(payload),
+	}, err
+}
+
+// emitFor records an event of any platform (an administrative change, or the
+// dispatcher's), in the environment of the platform.
+func (s *Service) emitFor(ctx context.Context, q store.Querier, platformID string, typ string, data EventData) error {
+	p, err := q.GetPlatform(ctx, platformID)
 	if err != nil {
 		return err
 	}
-	return s.emit(ctx, q, user.PlatformID, Environment(p.Environment), typ, data)
+	return s.emit(ctx, q, platformID, Environment(p.Environment), typ, data)
 }
 
 // emitGlobal records an event about the whole deployment (rates, payee rules) for every
@@ -187,18 +193,9 @@ type EventDetail struct {
 	Attempts []DeliveryAttempt `json:"attempts"`
 }
 
-// DeliveryAttempt is one attempt to deliver an event to an endpoint: the receiver's
-// status, or the error that stood for an answer, the time it took and the start of what
-// the receiver answered.
-type DeliveryAttempt struct {
-	EndpointID  uuid.UUID `json:"endpoint_id"`
-	Attempt     int64     `json:"attempt"`
-	AttemptedAt time.Time `json:"attempted_at"`
-	StatusCode  *int64    `json:"status_code"`
-	Error       *string   `json:"error"`
-	LatencyMS   int64     `json:"latency_ms"`
-	Response    string    `json:"response"`
-}
+// DeliveryAttempt is one attempt to deliver an event to an endpoint (package
+// internal/hooks has its fields).
+type DeliveryAttempt = hooks.DeliveryAttempt
 
 // GetEvent returns an event of the platform and the attempts to deliver it.
 //
@@ -208,7 +205,7 @@ func (s *Service) GetEvent(ctx context.Context, platformID uuid.UUID, eventID st
 	if _, err := s.validate("events_get", map[string]string{"event_id": eventID}, nil, nil); err != nil {
 		return EventDetail{}, err
 	}
-	out := EventDetail{Attempts: []DeliveryAttempt{}}
+	var out EventDetail
 	err := s.read(ctx, func(q store.Querier) error {
 		r, err := q.GetPlatformEvent(ctx, queries.GetPlatformEventParams{ID: canonicalID(eventID), PlatformID: platformID.String()})
 		if err != nil {
@@ -217,21 +214,8 @@ func (s *Service) GetEvent(ctx context.Context, platformID uuid.UUID, eventID st
 		if err := jsonUnmarshal(r.Payload, &out.Event); err != nil {
 			return err
 		}
-		attempts, err := q.ListEventAttempts(ctx, r.ID)
-		if err != nil {
-			return err
-		}
-		for _, a := range attempts {
-			at, err := parseTime(a.AttemptedAt)
-			if err != nil {
-				return err
-			}
-			out.Attempts = append(out.Attempts, DeliveryAttempt{
-				EndpointID: uuid.MustParse(a.EndpointID), Attempt: a.Attempt, AttemptedAt: at,
-				StatusCode: a.StatusCode, Error: a.Error, LatencyMS: a.LatencyMs, Response: a.Response,
-			})
-		}
-		return nil
+		out.Attempts, err = hooks.EventAttempts(ctx, q, r.ID)
+		return err
 	})
 	return out, err
 }
@@ -287,22 +271,10 @@ func (s *Service) ResendEvent(ctx context.Context, platformID uuid.UUID, eventID
 		if in.EndpointID != nil && len(out.EndpointIDs) == 0 {
 			return Errorf(CodeNotFound, "Webhook endpoint not found.")
 		}
-		for _, id := range out.EndpointIDs {
-			held := queries.HoldDeliveryParams{EventID: ev.ID, EndpointID: id.String()}
-			if err := q.HoldDelivery(ctx, held); err != nil {
-				return err
-			}
-			if err := q.KeepSuccessAsAttempt(ctx, queries.KeepSuccessAsAttemptParams{EventID: ev.ID, EndpointID: id.String()}); err != nil {
-				return err
-			}
-			if err := q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{
-				EventID: ev.ID, EndpointID: id.String(), DueAt: formatTime(s.Now()),
-			}); err != nil {
-				return err
-			}
+		if len(out.EndpointIDs) > 0 {
 			s.outbox.MarkDue()
 		}
-		return nil
+		return hooks.Resend(ctx, q, ev.ID, out.EndpointIDs, s.Now())
 	})
 	return out, err
 }

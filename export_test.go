@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/idem"
 	"github.com/platform-payments/payments/internal/seal"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/store/groupcommit"
@@ -144,7 +145,7 @@ func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, k
 		if err != nil {
 			return err
 		}
-		var out outcome
+		var out idem.Outcome
 		if err := json.Unmarshal(plain, &out); err != nil {
 			return err
 		}

@@ -1,18 +1,15 @@
 package payments
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/platform-payments/payments/internal/idem"
 	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/queries"
 )
@@ -77,120 +74,73 @@ type StoredResponse struct {
 }
 
 // ValidIdempotencyKey reports whether key is 1 to 255 printable ASCII characters.
-func ValidIdempotencyKey(key string) bool {
-	if len(key) == 0 || len(key) > MaxIdempotencyKeyLength {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
+func ValidIdempotencyKey(key string) bool { return idem.ValidKey(key) }
 
 // attempt is a first call under a key, on its way to storing its outcome.
-type attempt struct {
-	scope, key  string
-	fingerprint []byte
-	at          time.Time
-	// stored is set once the outcome is stored; it is the caller's only once its
-	// transaction commits.
-	stored bool
-}
-
-// inflight holds the keys whose first call is running in this process.
-type inflight struct {
-	mu   sync.Mutex
-	keys map[string]bool
-}
-
-func (f *inflight) start(id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.keys == nil {
-		f.keys = map[string]bool{}
-	}
-	if f.keys[id] {
-		return false
-	}
-	f.keys[id] = true
-	return true
-}
-
-func (f *inflight) done(id string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.keys, id)
-}
+type attempt = idem.Attempt
 
 func platformScope(platformID uuid.UUID) string { return "platform:" + platformID.String() }
 func userScope(userID uuid.UUID) string         { return "user:" + userID.String() }
 
-// once runs the write operation op of the caller scope. Without a key (idem nil), run
+// once runs the write operation op of the caller scope. Without a key (in nil), run
 // runs with a nil attempt. With one, the outcome stored under the key is returned without
 // running op again; or, the first time, run runs with the attempt and its outcome is
 // stored: a success by the operation itself, which hands the attempt to writeRemembering
 // (in the transaction of its change), a refusal here.
-func once[T any](ctx context.Context, s *Service, idem *Idempotency, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
+func once[T any](ctx context.Context, s *Service, in *Idempotency, scope, op string, input any, run func(a *attempt) (T, error)) (T, error) {
 	var zero T
-	if idem == nil {
+	if in == nil {
 		return run(nil)
 	}
-	idem.Replayed, idem.At, idem.Response = false, time.Time{}, nil
-	if !ValidIdempotencyKey(idem.Key) {
+	in.Replayed, in.At, in.Response = false, time.Time{}, nil
+	if !ValidIdempotencyKey(in.Key) {
 		return zero, Errorf(CodeInvalid, "An Idempotency-Key is 1 to %d printable ASCII characters.", MaxIdempotencyKeyLength)
 	}
-	fingerprint := idem.Fingerprint
+	fingerprint := in.Fingerprint
 	if len(fingerprint) == 0 {
-		raw, err := json.Marshal(input)
-		if err != nil {
-			return zero, fmt.Errorf("payments: fingerprint of %s: %w", op, err)
+		var err error
+		if fingerprint, err = idem.Fingerprint(op, input); err != nil {
+			return zero, err
 		}
-		sum := sha256.Sum256(append([]byte(op+"\n"), raw...))
-		fingerprint = sum[:]
 	}
 	scope += " " + op
-	id := scope + "\n" + idem.Key
-	if !s.inflight.start(id) {
+	id := scope + "\n" + in.Key
+	if !s.idem.Start(id) {
 		return zero, errKeyInFlight
 	}
-	defer s.inflight.done(id)
+	defer s.idem.Done(id)
 
 	now := s.Now()
-	var rec queries.IdempotencyKey
+	var found *idem.Stored
 	err := s.query(ctx, func(q store.Querier) (err error) {
-		rec, err = q.GetIdempotencyRecord(ctx, queries.GetIdempotencyRecordParams{
-			Scope: scope, Key: idem.Key, NotBefore: formatTime(now.Add(-s.idempotencyTTL)),
-		})
+		found, err = s.idem.Find(ctx, q, scope, in.Key, fingerprint, now)
 		return err
 	})
 	switch {
-	case err == nil:
-		if !bytes.Equal(rec.Fingerprint, fingerprint) {
-			return zero, Errorf(CodeInvalid, "This Idempotency-Key was already used with a different request.")
-		}
-		return replay[T](s, idem, rec)
-	case !errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, idem.ErrOtherRequest):
+		return zero, Errorf(CodeInvalid, "This Idempotency-Key was already used with a different request.")
+	case err != nil:
 		return zero, err
+	case found != nil:
+		return replay[T](in, found)
 	}
 
-	a := &attempt{scope: scope, key: idem.Key, fingerprint: fingerprint, at: now}
+	a := &attempt{Scope: scope, Key: in.Key, Fingerprint: fingerprint, At: now}
 	result, err := run(a)
 	switch ErrorCode(err) {
 	case "":
-		if !a.stored {
+		if !a.Stored {
 			return zero, fmt.Errorf("payments: %s did not store its outcome under its idempotency key", op)
 		}
 	case CodeNotFound, CodeForbidden, CodeConflict:
 		// The operation refused and changed nothing: its refusal is the outcome to keep.
-		if serr := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { return a.store(ctx, s, q, nil, err) }); serr != nil {
+		if serr := s.write(ctx, store.WriteOptions{}, func(ctx context.Context, q store.Querier) error { return s.storeOutcome(ctx, q, a, nil, err) }); serr != nil {
 			return zero, serr
 		}
 	default:
 		return result, err
 	}
-	idem.At = a.at // committed
+	in.At = a.At // committed
 	return result, err
 }
 
@@ -208,7 +158,7 @@ func (s *Service) writeRemembering(ctx context.Context, opts store.WriteOptions,
 		if err := fn(ctx, q); err != nil {
 			return err
 		}
-		return a.store(ctx, s, q, result(), nil)
+		return s.storeOutcome(ctx, q, a, result(), nil)
 	})
 }
 
@@ -222,101 +172,36 @@ func (s *Service) createUserRemembering(ctx context.Context, opts store.WriteOpt
 		if err := fn(ctx, q, user); err != nil || a == nil {
 			return err
 		}
-		return a.store(ctx, s, q, result(), nil)
+		return s.storeOutcome(ctx, q, a, result(), nil)
 	}))
 }
 
-// outcome is what a record keeps of an outcome that may hold what the answer held (names,
-// a payee bank's full account number): stored sealed under the data key.
-type outcome struct {
-	Result json.RawMessage `json:"result,omitempty"` // the operation's result
-	// Body is the response an earlier version's HTTP layer rendered, stored beside the
-	// result (its status in the record's status column). It is read, to replay it as it
-	// is, and never written: since, a server renders replays from the result.
-	Body []byte `json:"body,omitempty"`
-}
-
-// store records the outcome of the attempt in the transaction of q.
-func (a *attempt) store(ctx context.Context, s *Service, q store.Querier, result any, opErr error) error {
-	rec := queries.CreateIdempotencyRecordParams{
-		ID: s.newID().String(), Scope: a.scope, Key: a.key, Fingerprint: a.fingerprint, CreatedAt: formatTime(a.at),
-	}
-	var out outcome
+// storeOutcome stores the outcome of attempt a in the transaction of q: result, or the
+// operation's refusal opErr.
+func (s *Service) storeOutcome(ctx context.Context, q store.Querier, a *attempt, result any, opErr error) error {
+	var code, message string
 	if opErr != nil {
-		rec.ErrorCode, rec.ErrorMessage = new(string(ErrorCode(opErr))), new(ErrorMessage(opErr))
-	} else {
-		raw, err := json.Marshal(result)
-		if err != nil {
-			return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
-		}
-		out.Result = raw
+		code, message = string(ErrorCode(opErr)), ErrorMessage(opErr)
 	}
-	plain, err := json.Marshal(out)
-	if err != nil {
-		return fmt.Errorf("payments: store the outcome of %s: %w", a.scope, err)
+	err := s.idem.Store(ctx, q, a, result, code, message)
+	if errors.Is(err, idem.ErrRaced) {
+		return errKeyInFlight // another process's first call ran
 	}
-	rec.OutcomeSealed = s.keys.Seal(plain, idempotencyOutcomeAAD(rec.ID))
-	clear(plain)
-	// An expired record of this key makes way; so, once a minute, do all expired ones.
-	notAfter := formatTime(a.at.Add(-s.idempotencyTTL))
-	if err := q.DeleteExpiredIdempotencyKey(ctx, queries.DeleteExpiredIdempotencyKeyParams{
-		Scope: a.scope, Key: a.key, NotAfter: notAfter}); err != nil {
-		return err
-	}
-	if s.purgeDue(a.at) {
-		if _, err := q.DeleteExpiredIdempotencyRecords(ctx, notAfter); err != nil {
-			return err
-		}
-	}
-	if err := q.CreateIdempotencyRecord(ctx, rec); err != nil {
-		if c, ok := s.store.Conflict(err); ok && c == store.IdempotencyKey {
-			// Another process stored an outcome under this key first: its call ran.
-			return errKeyInFlight
-		}
-		return err
-	}
-	a.stored = true
-	return nil
+	return err
 }
 
-// replay returns the outcome stored in rec.
-func replay[T any](s *Service, idem *Idempotency, rec queries.IdempotencyKey) (T, error) {
+// replay returns the outcome found stored under in's key.
+func replay[T any](in *Idempotency, found *idem.Stored) (T, error) {
 	var result T
-	plain, err := s.keys.Open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
-	if err != nil {
-		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
+	in.Replayed, in.At = true, found.At
+	if found.Body != nil && found.Status != nil { // stored by an earlier version: replayed as it is
+		in.Response = &StoredResponse{Status: int(*found.Status), Body: found.Body}
 	}
-	var out outcome
-	err = json.Unmarshal(plain, &out)
-	clear(plain)
-	if err != nil {
-		return result, fmt.Errorf("payments: the outcome stored under idempotency key %q: %w", idem.Key, err)
+	if found.Code != nil {
+		return result, &Error{Code: Code(*found.Code), Message: *found.Message}
 	}
-	at, err := parseTime(rec.CreatedAt)
-	if err != nil {
-		return result, err
-	}
-	idem.Replayed, idem.At = true, at
-	if out.Body != nil && rec.Status != nil { // stored by an earlier version: replayed as it is
-		idem.Response = &StoredResponse{Status: int(*rec.Status), Body: out.Body}
-	}
-	if rec.ErrorCode != nil {
-		return result, &Error{Code: Code(*rec.ErrorCode), Message: *rec.ErrorMessage}
-	}
-	if err := json.Unmarshal(out.Result, &result); err != nil {
-		return result, fmt.Errorf("payments: replay the outcome under key %q: %w", idem.Key, err)
+	if err := json.Unmarshal(found.Result, &result); err != nil {
+		return result, fmt.Errorf("payments: replay the outcome under key %q: %w", in.Key, err)
 	}
 	return result, nil
-}
-
-// purgeDue reports whether expired idempotency records are due for purging: at most once
-// a minute.
-func (s *Service) purgeDue(now time.Time) bool {
-	s.purgeMu.Lock()
-	defer s.purgeMu.Unlock()
-	if now.Sub(s.lastPurge) < time.Minute {
-		return false
-	}
-	s.lastPurge = now
-	return true
 }

@@ -21,13 +21,13 @@ package payments
 //go:generate env CGO_ENABLED=0 go run github.com/sqlc-dev/sqlc/cmd/sqlc@v1.31.1 generate
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,6 +35,7 @@ import (
 	"github.com/platform-payments/payments/internal/cache"
 	"github.com/platform-payments/payments/internal/credentials"
 	"github.com/platform-payments/payments/internal/datakeys"
+	"github.com/platform-payments/payments/internal/idem"
 	"github.com/platform-payments/payments/internal/outbox"
 	"github.com/platform-payments/payments/internal/payeerules"
 	"github.com/platform-payments/payments/internal/seal"
@@ -157,12 +158,8 @@ type Service struct {
 	// plain is Options.plain.
 	plain plainDevices
 
-	// Idempotency keys: how long they are remembered, the keys whose first call is
-	// running, and when expired ones were last purged.
-	idempotencyTTL time.Duration
-	inflight       inflight
-	purgeMu        sync.Mutex
-	lastPurge      time.Time
+	// idem stores the outcomes of calls made under idempotency keys (Idempotency).
+	idem *idem.Records
 
 	// webhookAllow is Options.WebhookAllow.
 	webhookAllow []netip.Prefix
@@ -201,9 +198,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Service, error) {
 	if s.newID == nil {
 		s.newID = newV7
 	}
-	if s.idempotencyTTL = opts.IdempotencyTTL; s.idempotencyTTL <= 0 {
-		s.idempotencyTTL = DefaultIdempotencyTTL
-	}
+	s.idem = &idem.Records{TTL: cmp.Or(max(opts.IdempotencyTTL, 0), DefaultIdempotencyTTL),
+		NewID: func() string { return s.newID().String() },
+		Conflict: func(err error) bool {
+			c, ok := s.store.Conflict(err)
+			return ok && c == store.IdempotencyKey
+		}}
 	switch tol := opts.TimestampTolerance; {
 	case tol == 0:
 		s.window = int64(DefaultTimestampTolerance / time.Second)
@@ -276,6 +276,7 @@ func (s *Service) setUpKeys(ctx context.Context, q store.Querier, dsn string, op
 		return err
 	}
 	s.keys, s.index, s.dataKeys = k.Ring, k.Index, k
+	s.idem.Keys = k.Ring
 	return nil
 }
 

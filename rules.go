@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/platform-payments/payments/internal/payeerules"
@@ -114,7 +112,7 @@ func (s *Service) LoadPayeeRules(ctx context.Context, source string, raw []byte)
 // store already holds rules, checked in the write's own transaction, so that services
 // opening a new database at once load the shipped rules once.
 func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte, first bool) (int, error) {
-	rules, compiled, err := s.parsePayeeRules(raw)
+	entries, compiled, err := s.parsePayeeRules(raw)
 	if err != nil {
 		return 0, err
 	}
@@ -127,52 +125,10 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 				return err
 			}
 		}
-		setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: formatTime(s.Now())})
-		if err != nil {
+		var countries []string
+		if setID, countries, err = payeerules.Save(ctx, q, source, formatTime(s.Now()), entries); err != nil {
 			return err
 		}
-		added := map[string]bool{}
-		for _, r := range rules {
-			if !added[r.CountryCode] {
-				added[r.CountryCode] = true
-				mandatory, err := json.Marshal(r.MandatoryFields)
-				if err != nil {
-					return err
-				}
-				optional, err := json.Marshal(r.OptionalFields)
-				if err != nil {
-					return err
-				}
-				if err := q.AddRuleCountry(ctx, queries.AddRuleCountryParams{
-					SetID:              setID,
-					CountryCode:        r.CountryCode,
-					CountryName:        r.CountryName,
-					BankIdentifierType: r.BankIdentifierType,
-					MandatoryFields:    string(mandatory),
-					OptionalFields:     string(optional),
-				}); err != nil {
-					return err
-				}
-			}
-			account, err := json.Marshal(r.Account)
-			if err != nil {
-				return err
-			}
-			documents, err := json.Marshal(r.DocumentsAllowed)
-			if err != nil {
-				return err
-			}
-			if err := q.AddRuleCurrency(ctx, queries.AddRuleCurrencyParams{
-				SetID:            setID,
-				CountryCode:      r.CountryCode,
-				PayoutCurrency:   r.Account.PayoutCurrency,
-				Account:          string(account),
-				DocumentsAllowed: string(documents),
-			}); err != nil {
-				return err
-			}
-		}
-		countries := slices.Sorted(maps.Keys(added))
 		return s.emitGlobal(ctx, q, EventPayeeRulesUpdated, EventData{Object: EventObject{
 			Type: "payee_rules", ID: strconv.FormatInt(setID, 10), Countries: countries,
 		}})
@@ -183,7 +139,7 @@ func (s *Service) loadPayeeRules(ctx context.Context, source string, raw []byte,
 	for country, v := range compiled { // compiled to check the file: kept for use
 		s.countryRules.Put(country, setID, v)
 	}
-	return len(rules), nil
+	return len(entries), nil
 }
 
 // loadDefaultRules loads the embedded rules into a store that has none. The check before
@@ -202,8 +158,8 @@ func (s *Service) loadDefaultRules(ctx context.Context) error {
 }
 
 // parsePayeeRules checks a rules file as a whole (package payeerules) and returns its
-// rules, with each country's field rules compiled.
-func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validate.Validator, error) {
+// entries, with each country's field rules compiled.
+func (s *Service) parsePayeeRules(raw []byte) ([]payeerules.Entry, map[string]*validate.Validator, error) {
 	if err := payeerules.Validate(s.schemas, raw); err != nil {
 		return nil, nil, rulesError(err)
 	}
@@ -217,10 +173,11 @@ func (s *Service) parsePayeeRules(raw []byte) ([]PayeeRules, map[string]*validat
 			Country: r.CountryCode, CountryName: r.CountryName, IdentifierType: r.BankIdentifierType,
 			Mandatory: ruleFields(r.MandatoryFields), Optional: ruleFields(r.OptionalFields),
 			Currency: r.Account.PayoutCurrency, MinAmount: string(r.Account.MinPayoutAmount), MaxAmount: string(r.Account.MaxPayoutAmount),
+			Account: r.Account, Documents: r.DocumentsAllowed,
 		}
 	}
 	compiled, err := payeerules.Check(s.schemas, entries)
-	return rules, compiled, rulesError(err)
+	return entries, compiled, rulesError(err)
 }
 
 // rulesError is a refused rules file as CodeInvalid; other errors pass through.
@@ -232,6 +189,9 @@ func rulesError(err error) error {
 }
 
 func ruleFields(fields []FieldRule) []payeerules.Field {
+	if fields == nil {
+		return nil // stored as null, as the file had it
+	}
 	out := make([]payeerules.Field, len(fields))
 	for i, f := range fields {
 		out[i] = payeerules.Field(f)

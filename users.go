@@ -257,7 +257,7 @@ func (s *Service) VerifyUser(ctx context.Context, userID string) error {
 		if n, err := q.VerifyUser(ctx, queries.VerifyUserParams{ID: uid, VerifiedAt: new(formatTime(s.Now()))}); err != nil || n == 0 {
 			return err
 		}
-		return s.emitUser(ctx, q, u, EventUserVerificationSucceeded, EventData{Object: EventObject{Type: "user", ID: uid}})
+		return s.emitFor(ctx, q, u.PlatformID, EventUserVerificationSucceeded, EventData{Object: EventObject{Type: "user", ID: uid}})
 	})
 }
 
@@ -281,6 +281,6 @@ func (s *Service) FailUserVerification(ctx context.Context, userID string, in Ve
 		if err != nil {
 			return notFound(err, "User not found.")
 		}
-		return s.emitUser(ctx, q, u, EventUserVerificationFailed, EventData{Object: EventObject{Type: "user", ID: uid}, Reason: in.Reason})
+		return s.emitFor(ctx, q, u.PlatformID, EventUserVerificationFailed, EventData{Object: EventObject{Type: "user", ID: uid}, Reason: in.Reason})
 	})
 }

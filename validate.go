@@ -121,51 +121,22 @@ func (s *Service) decode(name string, req Request, dst any) (any, error) {
 }
 
 // validateAsSent is validate for the operations AsSent describes, given sent, the request
-// as sent (nil: none). path and query hold every parameter the operation declares, "" for
-// one its caller left out; the names in optional are left out of what is validated when
-// "". When the request as sent holds the same values (a parameter left out reads as ""),
-// it is validated instead, so that left out and empty stay apart.
+// as sent (nil: none), which validate.Validator.ValidateParams validates instead of path and
+// query when it holds the same values.
 func (s *Service) validateAsSent(sent *Request, name string, path, query map[string]string, optional ...string) error {
-	if sent != nil && len(sent.Body) == 0 && sameValues(sent.Path, path) && sameValues(sent.Query, query) {
-		_, fields, err := s.schemas.Validate(name, sent.Path, sent.Query, nil)
-		return checked(fields, err)
+	var as *validate.Params
+	if sent != nil && len(sent.Body) == 0 {
+		as = &validate.Params{Path: sent.Path, Query: sent.Query}
 	}
-	for _, k := range optional {
-		if query[k] == "" {
-			delete(query, k)
-		}
-	}
-	_, err := s.validate(name, path, query, nil)
-	return err
-}
-
-// sameValues reports whether sent has the value of every parameter in params, one left
-// out counting as "". Parameters the operation does not declare may be sent: the schema
-// allows them.
-func sameValues(sent, params map[string]string) bool {
-	for k, v := range params {
-		if sent[k] != v {
-			return false
-		}
-	}
-	return true
+	return checked(s.schemas.ValidateParams(name, as, path, query, optional...))
 }
 
 // validate validates what an operation was given: path and query parameters and a body
-// value, which is encoded to JSON first so that it meets the same schema as an HTTP body.
-// It returns the body as the validator saw it, for the payee rules, which run in Go after
-// it.
+// value, which meets the same schema as an HTTP body. It returns the body as the validator
+// saw it, for the payee rules, which run in Go after it.
 func (s *Service) validate(name string, pathParams, query map[string]string, body any) (map[string]any, error) {
-	var raw []byte // the body as JSON, so that it meets the same schema as an HTTP body
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			return nil, fmt.Errorf("payments: encode %s body: %w", name, err)
-		}
-	}
-	value, fields, err := s.schemas.Validate(name, pathParams, query, raw)
-	bodyMap, _ := value.(map[string]any)
-	return bodyMap, checked(fields, err)
+	value, fields, err := s.schemas.ValidateValue(name, pathParams, query, body)
+	return value, checked(fields, err)
 }
 
 // validateValue is validate for an operation given v (Validated; nil: none): the value v
@@ -177,17 +148,6 @@ func (s *Service) validateValue(v *Validation, name string, pathParams, query ma
 		return v.body, nil // validated once, by DecodeValue
 	}
 	return s.validate(name, pathParams, query, body)
-}
-
-// withoutNulls returns the members of body that are not null: the fields a client gave.
-func withoutNulls(body map[string]any) map[string]any {
-	out := make(map[string]any, len(body))
-	for k, v := range body {
-		if v != nil {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // checked is the error of a validation: fields, the 422 entries of a request that fails,
@@ -204,14 +164,4 @@ func checked(fields []FieldError, err error) error {
 
 func invalid(fields ...FieldError) *Error {
 	return &Error{Code: CodeInvalid, Message: "Validation failed.", Fields: fields}
-}
-
-// missingShows makes the missing entries of fields show input, the enclosing body.
-func missingShows(fields []FieldError, input map[string]any) []FieldError {
-	for i := range fields {
-		if fields[i].Type == "missing" {
-			fields[i].Input = input
-		}
-	}
-	return fields
 }

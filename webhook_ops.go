@@ -182,18 +182,17 @@ func (s *Service) SendTestWebhook(ctx context.Context, platformID uuid.UUID, end
 		if err != nil {
 			return err
 		}
-		ev = Event{ID: newV7(), Type: EventWebhookTest, Timestamp: s.Now(), PlatformID: platformID, Environment: Environment(p.Environment),
-			Data: EventData{Object: EventObject{Type: "webhook_endpoint", ID: e.ID}}}
-		payload, err := json.Marshal(ev)
+		var row queries.CreateEventParams
+		ev, row, err = s.newEvent(e.PlatformID, Environment(p.Environment), EventWebhookTest,
+			EventData{Object: EventObject{Type: "webhook_endpoint", ID: e.ID}})
+		if err == nil {
+			err = q.CreateEvent(ctx, row)
+		}
 		if err != nil {
 			return err
 		}
-		at := formatTime(ev.Timestamp)
-		if err := q.CreateEvent(ctx, queries.CreateEventParams{ID: ev.ID.String(), PlatformID: e.PlatformID, Type: ev.Type, CreatedAt: at, Payload: string(payload)}); err != nil {
-			return err
-		}
 		s.outbox.MarkDue()
-		return q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{EventID: ev.ID.String(), EndpointID: e.ID, DueAt: at})
+		return q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{EventID: row.ID, EndpointID: e.ID, DueAt: row.CreatedAt})
 	})
 }
 
@@ -248,11 +247,7 @@ func (s *Service) endpointDisabled(ctx context.Context, q store.Querier, endpoin
 	if err != nil {
 		return err
 	}
-	p, err := q.GetPlatform(ctx, e.PlatformID)
-	if err != nil {
-		return err
-	}
-	return s.emit(ctx, q, e.PlatformID, Environment(p.Environment), EventWebhookEndpointDisabled,
+	return s.emitFor(ctx, q, e.PlatformID, EventWebhookEndpointDisabled,
 		EventData{Object: EventObject{Type: "webhook_endpoint", ID: endpointID}, Reason: reason})
 }
 

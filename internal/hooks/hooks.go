@@ -1,7 +1,8 @@
 // Package hooks is what the payments service does with one webhook endpoint beyond
 // creating, listing and deleting it: its health, its attempts list, an update of its
-// settings and the recovery of the events it missed. Package payments names its answers'
-// types (EndpointHealth, WebhookAttempt, WebhookAttemptPage, Recovered).
+// settings and the recovery of the events it missed; and with one event's deliveries:
+// their attempts and a resend. Package payments names its answers' types
+// (EndpointHealth, WebhookAttempt, WebhookAttemptPage, Recovered, DeliveryAttempt).
 //
 // An endpoint's attempts are kept in two places: its deliveries' rows hold each one's
 // success (most deliveries succeed at once), webhook_attempts every other attempt. What
@@ -230,4 +231,56 @@ func Update(ctx context.Context, q store.Querier, e queries.WebhookEndpoint, url
 		}
 	}
 	return q.UpdateWebhookEndpoint(ctx, up)
+}
+
+// DeliveryAttempt is one attempt to deliver an event to an endpoint: the receiver's
+// status, or the error that stood for an answer, the time it took and the start of what
+// the receiver answered.
+type DeliveryAttempt struct {
+	EndpointID  uuid.UUID `json:"endpoint_id"`
+	Attempt     int64     `json:"attempt"`
+	AttemptedAt time.Time `json:"attempted_at"`
+	StatusCode  *int64    `json:"status_code"`
+	Error       *string   `json:"error"`
+	LatencyMS   int64     `json:"latency_ms"`
+	Response    string    `json:"response"`
+}
+
+// EventAttempts returns the attempts to deliver an event, oldest first.
+func EventAttempts(ctx context.Context, q store.Querier, eventID string) ([]DeliveryAttempt, error) {
+	rows, err := q.ListEventAttempts(ctx, eventID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DeliveryAttempt, 0, len(rows))
+	for _, a := range rows {
+		at, err := stored.ParseTime(a.AttemptedAt)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, DeliveryAttempt{
+			EndpointID: uuid.MustParse(a.EndpointID), Attempt: a.Attempt, AttemptedAt: at,
+			StatusCode: a.StatusCode, Error: a.Error, LatencyMS: a.LatencyMs, Response: a.Response,
+		})
+	}
+	return out, nil
+}
+
+// Resend queues an event again, due at now, for each endpoint, whatever became of its
+// earlier delivery: a success is kept as an attempt, and the retry schedule starts afresh.
+func Resend(ctx context.Context, q store.Querier, eventID string, endpointIDs []uuid.UUID, now time.Time) error {
+	for _, id := range endpointIDs {
+		if err := q.HoldDelivery(ctx, queries.HoldDeliveryParams{EventID: eventID, EndpointID: id.String()}); err != nil {
+			return err
+		}
+		if err := q.KeepSuccessAsAttempt(ctx, queries.KeepSuccessAsAttemptParams{EventID: eventID, EndpointID: id.String()}); err != nil {
+			return err
+		}
+		if err := q.ResendToEndpoint(ctx, queries.ResendToEndpointParams{
+			EventID: eventID, EndpointID: id.String(), DueAt: stored.Time(now),
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

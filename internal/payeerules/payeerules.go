@@ -3,9 +3,11 @@
 package payeerules
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"regexp"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/platform-payments/payments/internal/store"
 	"github.com/platform-payments/payments/internal/validate"
 	"github.com/platform-payments/payments/queries"
 )
@@ -30,6 +33,9 @@ type Entry struct {
 	Country, CountryName, IdentifierType string
 	Mandatory, Optional                  []Field
 	Currency, MinAmount, MaxAmount       string
+	// Account and Documents are the entry's payout account and documents allowed, as
+	// Save stores them (JSON of the values).
+	Account, Documents any
 }
 
 // Refused is why a rules file is refused, a sentence.
@@ -298,4 +304,38 @@ func (c *Cache) Validator(v *validate.Validator, row queries.PayeeRuleCountry) (
 	}
 	c.Put(row.CountryCode, row.SetID, compiledV)
 	return compiledV, nil
+}
+
+// Save writes a file's entries as a new rule set, loaded from source at at, in the
+// transaction of q, and returns its id and the countries it covers, sorted. A country's
+// name and field rules are those of its first entry.
+func Save(ctx context.Context, q store.Querier, source, at string, entries []Entry) (setID int64, countries []string, err error) {
+	if setID, err = q.CreateRuleSet(ctx, queries.CreateRuleSetParams{Source: source, LoadedAt: at}); err != nil {
+		return 0, nil, err
+	}
+	var js [4][]byte
+	added := map[string]bool{}
+	for _, e := range entries {
+		for i, v := range []any{e.Mandatory, e.Optional, e.Account, e.Documents} {
+			if js[i], err = json.Marshal(v); err != nil {
+				return 0, nil, err
+			}
+		}
+		if !added[e.Country] {
+			added[e.Country] = true
+			if err := q.AddRuleCountry(ctx, queries.AddRuleCountryParams{
+				SetID: setID, CountryCode: e.Country, CountryName: e.CountryName, BankIdentifierType: e.IdentifierType,
+				MandatoryFields: string(js[0]), OptionalFields: string(js[1]),
+			}); err != nil {
+				return 0, nil, err
+			}
+		}
+		if err := q.AddRuleCurrency(ctx, queries.AddRuleCurrencyParams{
+			SetID: setID, CountryCode: e.Country, PayoutCurrency: e.Currency,
+			Account: string(js[2]), DocumentsAllowed: string(js[3]),
+		}); err != nil {
+			return 0, nil, err
+		}
+	}
+	return setID, slices.Sorted(maps.Keys(added)), nil
 }
