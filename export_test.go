@@ -141,7 +141,7 @@ func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, k
 		if err != nil {
 			return err
 		}
-		plain, err := s.keys.Open(rec.OutcomeSealed, idempotencyOutcomeAAD(rec.ID))
+		plain, err := s.keys.Open(rec.OutcomeSealed, seal.IdempotencyOutcomeAAD(rec.ID))
 		if err != nil {
 			return err
 		}
@@ -159,7 +159,7 @@ func (s *Service) StoreRendered(ctx context.Context, platformID uuid.UUID, op, k
 		return q.CreateIdempotencyRecord(ctx, queries.CreateIdempotencyRecordParams{
 			ID: rec.ID, Scope: rec.Scope, Key: rec.Key, Fingerprint: rec.Fingerprint,
 			ErrorCode: rec.ErrorCode, ErrorMessage: rec.ErrorMessage, Status: new(int64(status)),
-			OutcomeSealed: s.keys.Seal(plain, idempotencyOutcomeAAD(rec.ID)), CreatedAt: rec.CreatedAt,
+			OutcomeSealed: s.keys.Seal(plain, seal.IdempotencyOutcomeAAD(rec.ID)), CreatedAt: rec.CreatedAt,
 		})
 	})
 }

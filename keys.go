@@ -66,7 +66,3 @@ type Rotation = datakeys.Rotation
 
 // DataKeyInfo describes a data key of the database, as DataKeys().List reports it.
 type DataKeyInfo = datakeys.Info
-
-// idempotencyOutcomeAAD binds a stored outcome to its row (package seal lists the
-// associated data of each sealed column).
-func idempotencyOutcomeAAD(id string) string { return seal.IdempotencyOutcomeAAD(id) }
