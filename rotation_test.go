@@ -183,10 +183,13 @@ func TestRotateKeys(t *testing.T) {
 	w.check(t, server, path)
 
 	// ...then run again to the end, while the server keeps writing: each batch waits for
-	// one more of the server's writes, so that they interleave.
+	// one more of the server's writes, and each write for a batch to take it, so that they
+	// interleave. (A server writing flat out with no pause, as this loop did when its writes
+	// did not wait, holds the SQLite file so often that the rotation's batches wait out
+	// busy timeouts: 15 s for these few rows, to the same end.)
 	var writes sync.WaitGroup
 	done := make(chan struct{})
-	wrote := make(chan struct{}, 1000)
+	wrote := make(chan struct{}) // a write waits for a batch to take it: one each
 	writeErrs := make(chan error, 1)
 	writes.Add(1)
 	go func() {
