@@ -2,7 +2,10 @@ package payments_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -319,5 +322,48 @@ func TestEventFeed_Cursor(t *testing.T) {
 				t.Errorf("listed %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestEventFeed_OtherDatabase: a write transaction held open in another database of the
+// server does not hold this database's list back (migrations/0010): the event of a write
+// answered before the list is asked is listed at once, while that transaction stays open.
+// (By the server's horizon alone, the list waited listWait and answered without it.)
+func TestEventFeed_OtherDatabase(t *testing.T) {
+	if !pgtest.Enabled() {
+		t.Skip("PostgreSQL's snapshot horizon: needs $" + pgtest.Env)
+	}
+	ctx := context.Background()
+	u, err := url.Parse(os.Getenv(pgtest.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Path == "/postgres" {
+		t.Skip("the tests' database is postgres: no other database to hold a transaction in")
+	}
+	u.Path = "/postgres" // every cluster has it
+	other, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil { // an id, older than the write's
+		t.Fatal(err)
+	}
+	svc := mustOpenFile(t, newDSN(t))
+	p := mustPlatform(t, svc)
+	user := mustUser(t, svc, p.PlatformID, "Listed", "listed@example.com")
+	start := time.Now()
+	page, err := svc.ListEvents(ctx, p.PlatformID, payments.EventQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); len(page.Events) != 1 || page.Events[0].Data.Object.ID != user.UserID.String() || took > time.Second {
+		t.Errorf("listed %+v after %v, want the user's event at once: another database's transaction held the list back", page.Events, took)
 	}
 }

@@ -29,7 +29,7 @@ ORDER BY p.id;
 
 -- name: ListEvents :many
 -- The platform's events in the order of their positions (xact_id, id), only those whose
--- transaction id is below this statement's snapshot horizon (migrations/0009): after the
+-- transaction id is below this statement's snapshot horizon (migrations/0009, 0010): after the
 -- position of the event after_id names, or, when after_id names no event of the platform
 -- (pruned, or an id never used), those with a greater id; from the start when it is ''.
 -- The horizon and the rows are read on one snapshot, the statement's.
@@ -39,7 +39,7 @@ WITH cursor AS (
 ), listed AS ((
     SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
     WHERE e.platform_id = sqlc.arg(platform_id)
-      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id < (SELECT payments_events_horizon())
       AND (e.xact_id, e.id) > (
           coalesce((SELECT cursor.xact_id FROM cursor), CASE WHEN sqlc.arg(after_id)::text = '' THEN '0'::xid8 END),
           coalesce((SELECT cursor.id FROM cursor), '00000000-0000-0000-0000-000000000000'::uuid))
@@ -50,7 +50,7 @@ WITH cursor AS (
     SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
     WHERE NOT EXISTS (SELECT 1 FROM cursor) AND sqlc.arg(after_id)::text <> ''
       AND e.platform_id = sqlc.arg(platform_id)
-      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id < (SELECT payments_events_horizon())
       AND e.id > nullif(sqlc.arg(after_id)::text, '')::uuid
       AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
     ORDER BY e.xact_id, e.id
@@ -122,11 +122,12 @@ SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length(sqlc.arg(events)
 SELECT coalesce((
     SELECT e.xact_id FROM events e
     WHERE e.platform_id = sqlc.arg(platform_id)
-      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id >= (SELECT payments_events_horizon())
       AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
     ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id;
 
 -- name: HorizonPassed :one
--- PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+-- PostgreSQL only: whether every transaction of this database up to xact_id has ended
+-- (migrations/0010), so that its events
 -- are listed.
-SELECT pg_snapshot_xmin(pg_current_snapshot()) > sqlc.arg(xact_id)::text::xid8 AS passed;
+SELECT (SELECT payments_events_horizon()) > sqlc.arg(xact_id)::text::xid8 AS passed;

@@ -148,10 +148,11 @@ func (q *Queries) GetPlatformEvent(ctx context.Context, arg GetPlatformEventPara
 }
 
 const horizonPassed = `-- name: HorizonPassed :one
-SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::text::xid8 AS passed
+SELECT (SELECT payments_events_horizon()) > $1::text::xid8 AS passed
 `
 
-// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+// PostgreSQL only: whether every transaction of this database up to xact_id has ended
+// (migrations/0010), so that its events
 // are listed.
 func (q *Queries) HorizonPassed(ctx context.Context, xactID string) (bool, error) {
 	row := q.db.QueryRow(ctx, horizonPassed, xactID)
@@ -164,7 +165,7 @@ const lastUnlistedEvent = `-- name: LastUnlistedEvent :one
 SELECT coalesce((
     SELECT e.xact_id FROM events e
     WHERE e.platform_id = $1
-      AND e.xact_id >= pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id >= (SELECT payments_events_horizon())
       AND ($2::text = '' OR e.type = $2::text)
     ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id
 `
@@ -239,7 +240,7 @@ WITH cursor AS (
 ), listed AS ((
     SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
     WHERE e.platform_id = $1
-      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id < (SELECT payments_events_horizon())
       AND (e.xact_id, e.id) > (
           coalesce((SELECT cursor.xact_id FROM cursor), CASE WHEN $2::text = '' THEN '0'::xid8 END),
           coalesce((SELECT cursor.id FROM cursor), '00000000-0000-0000-0000-000000000000'::uuid))
@@ -250,7 +251,7 @@ WITH cursor AS (
     SELECT e.row_id, e.id, e.platform_id, e.type, e.created_at, e.payload, e.xact_id FROM events e
     WHERE NOT EXISTS (SELECT 1 FROM cursor) AND $2::text <> ''
       AND e.platform_id = $1
-      AND e.xact_id < pg_snapshot_xmin(pg_current_snapshot())
+      AND e.xact_id < (SELECT payments_events_horizon())
       AND e.id > nullif($2::text, '')::uuid
       AND ($3::text = '' OR e.type = $3::text)
     ORDER BY e.xact_id, e.id
@@ -277,7 +278,7 @@ type ListEventsRow struct {
 }
 
 // The platform's events in the order of their positions (xact_id, id), only those whose
-// transaction id is below this statement's snapshot horizon (migrations/0009): after the
+// transaction id is below this statement's snapshot horizon (migrations/0009, 0010): after the
 // position of the event after_id names, or, when after_id names no event of the platform
 // (pruned, or an id never used), those with a greater id; from the start when it is ”.
 // The horizon and the rows are read on one snapshot, the statement's.

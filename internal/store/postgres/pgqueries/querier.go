@@ -137,7 +137,8 @@ type Querier interface {
 	// Waits for, and holds until the commit, the delivery's row: an attempt being recorded
 	// meanwhile is seen whole by the statements that follow (a resend keeps its success).
 	HoldDelivery(ctx context.Context, arg HoldDeliveryParams) error
-	// PostgreSQL only: whether every transaction up to xact_id has ended, so that its events
+	// PostgreSQL only: whether every transaction of this database up to xact_id has ended
+	// (migrations/0010), so that its events
 	// are listed.
 	HorizonPassed(ctx context.Context, xactID string) (bool, error)
 	IdempotencyOutcomesAfter(ctx context.Context, arg IdempotencyOutcomesAfterParams) ([]IdempotencyOutcomesAfterRow, error)
@@ -171,7 +172,7 @@ type Querier interface {
 	// The attempts of webhook_attempts and the deliveries' successes, oldest first.
 	ListEventAttempts(ctx context.Context, eventID string) ([]ListEventAttemptsRow, error)
 	// The platform's events in the order of their positions (xact_id, id), only those whose
-	// transaction id is below this statement's snapshot horizon (migrations/0009): after the
+	// transaction id is below this statement's snapshot horizon (migrations/0009, 0010): after the
 	// position of the event after_id names, or, when after_id names no event of the platform
 	// (pruned, or an id never used), those with a greater id; from the start when it is ''.
 	// The horizon and the rows are read on one snapshot, the statement's.
