@@ -17,9 +17,9 @@ const listWait = 2 * time.Second
 type feed struct{ pgqueries.Adapter }
 
 // ListEvents lists the events after arg's cursor (pgqueries' ListEvents). When the page
-// is not full and events of the platform (of arg.Type) have committed that are not listed
-// yet, it waits until every transaction up to the last of them has ended, and lists
-// again: a caller reads the events of writes answered before it asks, unless a
+// is not full and events of the platform (of arg.Type) have committed after the last it
+// lists (held back, or passed by the horizon since the list's statement), it waits until
+// every transaction up to the last of them has ended, and lists again: a caller reads the events of writes answered before it asks, unless a
 // transaction stays open longer than listWait (or ctx ends), when it answers what is
 // listed. It waits for those events only, not for those committed meanwhile, so that a
 // steady stream of writes does not keep it waiting.
@@ -28,7 +28,11 @@ func (f feed) ListEvents(ctx context.Context, arg queries.ListEventsParams) ([]q
 	if err != nil || int64(len(rows)) >= arg.PageSize {
 		return rows, err
 	}
-	last, err := f.Q.LastUnlistedEvent(ctx, pgqueries.LastUnlistedEventParams{PlatformID: arg.PlatformID, Type: arg.Type})
+	after := arg.AfterID // the last event the caller will have seen
+	if len(rows) > 0 {
+		after = rows[len(rows)-1].ID
+	}
+	last, err := f.Q.LastUnlistedEvent(ctx, pgqueries.LastUnlistedEventParams{PlatformID: arg.PlatformID, Type: arg.Type, AfterID: after})
 	if err != nil || last == "" {
 		return rows, err
 	}

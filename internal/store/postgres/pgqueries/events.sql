@@ -116,14 +116,21 @@ SELECT (CASE WHEN (SELECT count(*) FROM ev) = json_array_length(sqlc.arg(events)
     ELSE payments_refuse('payments: an event of no platform') END)::bigint AS deliveries;
 
 -- name: LastUnlistedEvent :one
--- PostgreSQL only: the transaction id of the platform's last event that has committed but
--- is not listed yet (at or above the snapshot horizon: a transaction before it is still
--- open), '' when there is none; type '' for any type.
+-- PostgreSQL only: the transaction id of the platform's last committed event (of type; ''
+-- for any) after the position of the event after_id names (from the start when it is ''
+-- or names no event of the platform), whatever the horizon; '' when there is none. After
+-- the last event a list showed, it is one the list held back, or one whose transaction the
+-- horizon passed between the list and this statement.
 SELECT coalesce((
     SELECT e.xact_id FROM events e
     WHERE e.platform_id = sqlc.arg(platform_id)
-      AND e.xact_id >= (SELECT payments_events_horizon())
       AND (sqlc.arg(type)::text = '' OR e.type = sqlc.arg(type)::text)
+      AND (e.xact_id, e.id) > (
+          coalesce((SELECT c.xact_id FROM events c
+                    WHERE c.platform_id = sqlc.arg(platform_id) AND c.id = nullif(sqlc.arg(after_id)::text, '')::uuid), '0'::xid8),
+          coalesce((SELECT c.id FROM events c
+                    WHERE c.platform_id = sqlc.arg(platform_id) AND c.id = nullif(sqlc.arg(after_id)::text, '')::uuid),
+                   '00000000-0000-0000-0000-000000000000'::uuid))
     ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id;
 
 -- name: HorizonPassed :one

@@ -165,21 +165,29 @@ const lastUnlistedEvent = `-- name: LastUnlistedEvent :one
 SELECT coalesce((
     SELECT e.xact_id FROM events e
     WHERE e.platform_id = $1
-      AND e.xact_id >= (SELECT payments_events_horizon())
       AND ($2::text = '' OR e.type = $2::text)
+      AND (e.xact_id, e.id) > (
+          coalesce((SELECT c.xact_id FROM events c
+                    WHERE c.platform_id = $1 AND c.id = nullif($3::text, '')::uuid), '0'::xid8),
+          coalesce((SELECT c.id FROM events c
+                    WHERE c.platform_id = $1 AND c.id = nullif($3::text, '')::uuid),
+                   '00000000-0000-0000-0000-000000000000'::uuid))
     ORDER BY e.xact_id DESC LIMIT 1)::text, '')::text AS xact_id
 `
 
 type LastUnlistedEventParams struct {
 	PlatformID string
 	Type       string
+	AfterID    string
 }
 
-// PostgreSQL only: the transaction id of the platform's last event that has committed but
-// is not listed yet (at or above the snapshot horizon: a transaction before it is still
-// open), ” when there is none; type ” for any type.
+// PostgreSQL only: the transaction id of the platform's last committed event (of type; ”
+// for any) after the position of the event after_id names (from the start when it is ”
+// or names no event of the platform), whatever the horizon; ” when there is none. After
+// the last event a list showed, it is one the list held back, or one whose transaction the
+// horizon passed between the list and this statement.
 func (q *Queries) LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error) {
-	row := q.db.QueryRow(ctx, lastUnlistedEvent, arg.PlatformID, arg.Type)
+	row := q.db.QueryRow(ctx, lastUnlistedEvent, arg.PlatformID, arg.Type, arg.AfterID)
 	var xact_id string
 	err := row.Scan(&xact_id)
 	return xact_id, err

@@ -155,9 +155,11 @@ type Querier interface {
 	LastIdempotencyRecordID(ctx context.Context) (string, error)
 	LastPayeeBankID(ctx context.Context) (string, error)
 	LastPlatformID(ctx context.Context) (string, error)
-	// PostgreSQL only: the transaction id of the platform's last event that has committed but
-	// is not listed yet (at or above the snapshot horizon: a transaction before it is still
-	// open), '' when there is none; type '' for any type.
+	// PostgreSQL only: the transaction id of the platform's last committed event (of type; ''
+	// for any) after the position of the event after_id names (from the start when it is ''
+	// or names no event of the platform), whatever the horizon; '' when there is none. After
+	// the last event a list showed, it is one the list held back, or one whose transaction the
+	// horizon passed between the list and this statement.
 	LastUnlistedEvent(ctx context.Context, arg LastUnlistedEventParams) (string, error)
 	LastWebhookEndpointID(ctx context.Context) (string, error)
 	// Data keys, the blind-index key, and the sealed values a rotation or the one-time
